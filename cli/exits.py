@@ -1,0 +1,56 @@
+"""Exit codes and the one place where errors become them.
+
+Pipelines act on exit codes, so they are fixed here and nowhere else:
+0 success, 1 the thing checked is bad (invalid card, invalid or missing signature,
+API refused), 2 usage error, 3 a key or resource could not be resolved, 4 the
+registry could not be reached.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    UNRESOLVED = 3
+    UNREACHABLE = 4
+
+
+class CliError(Exception):
+    """An error the CLI reports as one line on stderr, then exits with `exit_code`."""
+
+    def __init__(self, message: str, exit_code: ExitCode = ExitCode.FAILED) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def exit_code_for(error: BaseException) -> ExitCode:
+    """Map any library error to the exit code a pipeline should see."""
+    if isinstance(error, CliError):
+        return error.exit_code
+    return ExitCode.FAILED
+
+
+def reports_errors(func: F) -> F:
+    """Decorate a command so that CliError (and library errors) print cleanly and set the exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except CliError as error:
+            click.echo(f"error: {error}", err=True)
+            sys.exit(int(error.exit_code))
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,46 @@
+"""Agentdex: the registry and discovery service for A2A agents."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="agentdex",
+    version="0.1.0",
+    description="Registry and discovery service for A2A (Agent2Agent) agents",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.11",
+    packages=find_packages(include=["registry*", "signing*", "cli*", "migrations*"]),
+    include_package_data=True,
+    package_data={
+        "registry.validation": ["schemas/*.json", "schemas/SOURCES.md"],
+        "migrations": ["script.py.mako"],
+        "registry.web": ["templates/*.html", "static/*"],
+    },
+    install_requires=[
+        "flask>=3.0,<4",
+        "sqlalchemy>=2.0.30,<2.2",
+        "alembic>=1.13,<2",
+        "apscheduler>=3.10,<4",
+        "click>=8.1,<9",
+        "requests>=2.32,<3",
+        "rfc8785>=0.1.4,<0.2",
+        "joserfc>=1.0,<2",
+        "cryptography>=42",
+        "jsonschema>=4.21,<5",
+        "prometheus-client>=0.20,<1",
+        "waitress>=3.0,<4",
+    ],
+    extras_require={
+        "postgres": ["psycopg[binary]>=3.1,<4"],
+        "test": [
+            "pytest>=8,<10",
+            "hypothesis>=6.100,<7",
+            "a2a-sdk[signing,http-server]>=1.1.4,<2",
+            "uvicorn>=0.30",
+            "psycopg[binary]>=3.1,<4",
+            "gunicorn>=22",
+            "ruff>=0.5",
+        ],
+    },
+    entry_points={"console_scripts": ["agentdex=cli.main:cli"]},
+)
