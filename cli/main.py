@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import click
 
+from cli import catalog
 from cli.card import card
 from cli.keys import keys
+from cli.server import db, serve
+from cli.tokens import tokens
 
 
 @click.group()
@@ -14,5 +17,6 @@ def cli() -> None:
     """Agentdex: the registry and discovery service for A2A agents."""
 
 
-cli.add_command(card)
-cli.add_command(keys)
+for command in (serve, db, tokens, catalog.register, catalog.search, catalog.show, catalog.deprecate,
+                catalog.delete, catalog.import_, card, keys):
+    cli.add_command(command)

@@ -1,0 +1,72 @@
+"""`agentdex serve` and `agentdex db`: run the registry and manage its schema."""
+
+from __future__ import annotations
+
+import logging
+
+import click
+
+from cli.exits import CliError, ExitCode, reports_errors
+
+
+def _settings():  # type: ignore[no-untyped-def]
+    from registry.settings import Settings, SettingsError
+
+    try:
+        return Settings.from_env()
+    except SettingsError as error:
+        raise CliError(f"configuration: {error}", ExitCode.USAGE) from None
+
+
+@click.group()
+def db() -> None:
+    """Manage the database schema."""
+
+
+@db.command("upgrade")
+@reports_errors
+def db_upgrade() -> None:
+    """Apply every pending migration (SQLite or PostgreSQL)."""
+    from registry.db import make_engine
+    from registry.migrate import current_revision, upgrade
+
+    engine = make_engine(_settings().database_url)
+    upgrade(engine)
+    click.echo(f"database at revision {current_revision(engine)}")
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8420, show_default=True, type=int)
+@click.option("--threads", default=8, show_default=True, type=int, help="Request threads.")
+@reports_errors
+def serve(host: str, port: int, threads: int) -> None:
+    """Run the registry (web and scheduled jobs in one process) on the configured database.
+
+    On the embedded default (SQLite) the schema is created or upgraded on start; on an empty
+    database a one-time admin token is printed.
+    """
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from waitress import serve as waitress_serve
+
+    from registry.app import create_app
+    from registry.container import build_services
+
+    settings = _settings()
+    services = build_services(settings)
+    _prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
+    admin = services.tokens.bootstrap_admin()
+    if admin is not None:
+        click.echo(f"First start: admin token (shown once, keep it safe):\n  {admin.token}")
+    app = create_app(services=services)
+    click.echo(f"Agentdex listening on http://{host}:{port} ({settings.database_url})")
+    waitress_serve(app, host=host, port=port, threads=threads, ident="agentdex")
+
+
+def _prepare_schema(engine, *, upgrade_existing: bool) -> None:  # type: ignore[no-untyped-def]
+    from registry.migrate import current_revision, head_revision, is_empty, upgrade
+
+    if is_empty(engine) or upgrade_existing:
+        upgrade(engine)
+    elif current_revision(engine) != head_revision(engine):
+        raise CliError("the database schema is out of date: run `agentdex db upgrade` first", ExitCode.FAILED)

@@ -1,0 +1,82 @@
+"""The one place where errors become HTTP responses: `{"error": {"code", "message", "details"}}`."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, Response, jsonify
+from werkzeug.exceptions import HTTPException
+
+from registry import errors
+from registry.outbound import OutboundError, OutboundRefused
+from registry.services import card_fetcher
+
+log = logging.getLogger(__name__)
+
+STATUS_BY_ERROR: dict[type[errors.RegistryError], int] = {
+    errors.BadRequest: 400,
+    errors.Unauthorized: 401,
+    errors.Forbidden: 403,
+    errors.NotFound: 404,
+    errors.Conflict: 409,
+    errors.PayloadTooLarge: 413,
+    errors.InvalidRequest: 422,
+    errors.InvalidCard: 422,
+    errors.OutboundRefused: 422,
+    errors.AgentUnreachable: 502,
+    errors.AgentTimeout: 504,
+}
+
+
+def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> Response:
+    response = jsonify({"error": {"code": code, "message": message, "details": details or {}}})
+    response.status_code = status
+    if status == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="agentdex"'
+    return response
+
+
+def translate_fetch_error(error: Exception) -> errors.RegistryError:
+    """Card-fetch and outbound errors, as the registry error a caller should see."""
+    message = str(error)
+    if isinstance(error, OutboundRefused):
+        return errors.OutboundRefused(message)
+    if isinstance(error, card_fetcher.AgentTimeout):
+        return errors.AgentTimeout(message)
+    if isinstance(error, card_fetcher.CardTooLarge):
+        return errors.PayloadTooLarge(message)
+    if isinstance(error, (card_fetcher.CardNotFound, card_fetcher.CardNotJson)):
+        return errors.AgentUnreachable(message, {"reason": type(error).__name__})
+    return errors.AgentUnreachable(message)
+
+
+def register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(errors.RegistryError)
+    def _registry_error(error: errors.RegistryError) -> Response:
+        return error_response(_status(error), error.code, error.message, error.details)
+
+    @app.errorhandler(card_fetcher.CardFetchError)
+    @app.errorhandler(OutboundError)
+    def _fetch_error(error: Exception) -> Response:
+        return _registry_error(translate_fetch_error(error))
+
+    @app.errorhandler(HTTPException)
+    def _http_error(error: HTTPException) -> Response:
+        code = (error.name or "error").lower().replace(" ", "_")
+        message = error.description or error.name
+        if error.code == 413:
+            code, message = "payload_too_large", f"the request body is over the limit of {app.config['MAX_CONTENT_LENGTH']} bytes"
+        return error_response(error.code or 500, code, message)
+
+    @app.errorhandler(Exception)
+    def _unexpected(error: Exception) -> Response:
+        log.exception("unhandled error")
+        return error_response(500, "internal_error", "the registry failed unexpectedly; the error was logged")
+
+
+def _status(error: errors.RegistryError) -> int:
+    for cls in type(error).__mro__:
+        if cls in STATUS_BY_ERROR:
+            return STATUS_BY_ERROR[cls]
+    return 500

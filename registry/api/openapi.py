@@ -1,0 +1,97 @@
+"""The OpenAPI 3.1 document served at `/openapi.json`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERROR = {"$ref": "#/components/schemas/Error"}
+
+
+def _op(summary: str, *, params: list[dict[str, Any]] | None = None, body: str | None = None,
+        ok: str = "200", auth: bool = False, errors: tuple[str, ...] = ("400", "404")) -> dict[str, Any]:
+    op: dict[str, Any] = {"summary": summary, "responses": {ok: {"description": "success"}}}
+    for status in errors:
+        op["responses"][status] = {"description": "error", "content": {"application/json": {"schema": ERROR}}}
+    if params:
+        op["parameters"] = params
+    if body:
+        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{body}"}}}}
+    if auth:
+        op["security"] = [{"bearer": []}]
+    return op
+
+
+def _q(name: str, schema: dict[str, Any], description: str, repeat: bool = False) -> dict[str, Any]:
+    if repeat:
+        schema = {"type": "array", "items": schema}
+    return {"name": name, "in": "query", "schema": schema, "description": description, "explode": True}
+
+
+AGENT_ID = {"name": "agent_id", "in": "path", "required": True, "schema": {"type": "string"}}
+SEARCH = [
+    _q("tag", {"type": "string"}, "skill tag, case-insensitive; repeatable", repeat=True),
+    _q("match", {"enum": ["all", "any"]}, "all tags (default) or any"),
+    _q("q", {"type": "string"}, "text over names, descriptions, skills (every word, as a prefix)"),
+    _q("skill", {"type": "string"}, "skill id"),
+    _q("inputMode", {"type": "string"}, "media type accepted"),
+    _q("outputMode", {"type": "string"}, "media type produced"),
+    _q("capability", {"enum": ["streaming", "pushNotifications", "extendedAgentCard"]}, "repeatable", repeat=True),
+    _q("protocolVersion", {"type": "string"}, "e.g. 1.0 or 0.3"),
+    _q("status", {"enum": ["active", "deprecated", "any"]}, "default active"),
+    _q("updatedSince", {"type": "string", "format": "date-time"}, "for mirroring"),
+    _q("limit", {"type": "integer", "minimum": 1, "maximum": 200}, "default 50"),
+    _q("cursor", {"type": "string"}, "nextCursor of the previous page"),
+]
+
+
+def openapi_document() -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Agentdex", "version": "1", "description": "Registry and discovery for A2A agents"},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {"type": "object", "required": ["error"], "properties": {"error": {
+                    "type": "object", "required": ["code", "message", "details"],
+                    "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "details": {"type": "object"}},
+                }}},
+                "Registration": {"type": "object", "properties": {
+                    "url": {"type": "string", "format": "uri"},
+                    "card": {"type": "object"}, "cardUrl": {"type": "string", "format": "uri"},
+                }},
+                "Import": {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
+                    "type": "object", "required": ["card", "cardUrl"],
+                    "properties": {"card": {"type": "object"}, "cardUrl": {"type": "string"}},
+                }}}},
+                "StatusChange": {"type": "object", "properties": {
+                    "status": {"enum": ["active", "deprecated"]}, "statusMessage": {"type": "string"},
+                }},
+                "AgentCard": {"type": "object"},
+            },
+        },
+        "paths": {
+            "/v1/agents": {
+                "get": _op("Search agents", params=SEARCH, errors=("400", "422")),
+                "post": _op("Register an agent by URL or uploaded card", body="Registration", ok="201", auth=True,
+                            errors=("400", "401", "403", "409", "413", "422", "502", "504")),
+            },
+            "/v1/agents/import": {"post": _op("Register many uploaded cards", body="Import", auth=True,
+                                              errors=("400", "401", "413", "422"))},
+            "/v1/agents/{agent_id}": {
+                "get": _op("One agent", params=[AGENT_ID]),
+                "patch": _op("Set status and status message", params=[AGENT_ID], body="StatusChange", auth=True,
+                             errors=("400", "401", "403", "404", "422")),
+                "delete": _op("Remove an agent", params=[AGENT_ID], ok="204", auth=True, errors=("401", "403", "404")),
+            },
+            "/v1/agents/{agent_id}/card": {
+                "get": _op("The current card, verbatim", params=[AGENT_ID, _q("version", {"type": "integer"}, "a stored version")]),
+                "put": _op("Push a new card version", params=[AGENT_ID], body="AgentCard", auth=True,
+                           errors=("400", "401", "403", "404", "413", "422")),
+            },
+            "/v1/agents/{agent_id}/versions": {"get": _op("Card history with drift", params=[AGENT_ID])},
+            "/v1/agents/{agent_id}/refresh": {"post": _op("Re-fetch the card now", params=[AGENT_ID], auth=True,
+                                                          errors=("401", "403", "404", "422", "502", "504"))},
+            "/v1/tags": {"get": _op("Tags with counts", params=[_q("prefix", {"type": "string"}, "tag prefix")])},
+            "/v1/validate": {"post": _op("Validate a card without storing it", body="AgentCard", errors=("400", "413"))},
+        },
+    }

@@ -1,0 +1,40 @@
+"""The Flask application factory: a list of `register_*` calls."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from registry.api import agents, catalog
+from registry.api.errors import register_error_handlers
+from registry.container import Services, build_services
+from registry.settings import Settings
+
+
+def create_app(settings: Settings | None = None, services: Services | None = None) -> Flask:
+    """Build the web app. Pass `services` to share them (tests, the embedded server)."""
+    settings = settings or (services.settings if services else Settings.from_env())
+    app = Flask(__name__)
+    register_config(app, settings)
+    register_services(app, services or build_services(settings))
+    register_error_handlers(app)
+    register_blueprints(app)
+    return app
+
+
+def register_config(app: Flask, settings: Settings) -> None:
+    app.config.update(
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
+        JSON_SORT_KEYS=False,
+        SECRET_KEY=settings.secret_key,
+    )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.json.compact = True  # type: ignore[attr-defined]
+
+
+def register_services(app: Flask, services: Services) -> None:
+    app.extensions["agentdex"] = services
+
+
+def register_blueprints(app: Flask) -> None:
+    app.register_blueprint(agents.bp)
+    app.register_blueprint(catalog.bp)

@@ -1,0 +1,66 @@
+"""The registry's exception root. Services raise these; `registry.api.errors` maps them to HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RegistryError(Exception):
+    """Root of every error the registry reports to a caller. `code` is stable and machine-readable."""
+
+    code = "internal_error"
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class BadRequest(RegistryError):
+    code = "bad_request"
+
+
+class Unauthorized(RegistryError):
+    code = "unauthorized"
+
+
+class Forbidden(RegistryError):
+    code = "forbidden"
+
+
+class NotFound(RegistryError):
+    code = "not_found"
+
+
+class Conflict(RegistryError):
+    code = "conflict"
+
+
+class PayloadTooLarge(RegistryError):
+    code = "payload_too_large"
+
+
+class InvalidRequest(RegistryError):
+    """The request is well-formed JSON but a field has the wrong type or value."""
+
+    code = "invalid_request"
+
+
+class InvalidCard(RegistryError):
+    """The Agent Card failed validation; `details.issues` lists every problem."""
+
+    code = "invalid_card"
+
+
+class OutboundRefused(RegistryError):
+    """The target URL is not one the registry may call (scheme or address policy)."""
+
+    code = "target_refused"
+
+
+class AgentUnreachable(RegistryError):
+    code = "agent_unreachable"
+
+
+class AgentTimeout(RegistryError):
+    code = "agent_timeout"

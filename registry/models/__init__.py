@@ -1,0 +1,8 @@
+"""Typed SQLAlchemy models. Import from here so that every table is registered on `Base.metadata`."""
+
+from registry.db import Base
+from registry.models.auth import ApiToken, Principal
+from registry.models.audit import AuditEntry
+from registry.models.catalog import Agent, AgentCard, AgentTerm, Skill
+
+__all__ = ["Agent", "AgentCard", "AgentTerm", "ApiToken", "AuditEntry", "Base", "Principal", "Skill"]

@@ -1,0 +1,115 @@
+"""The catalog: agents, their immutable card history, skills and the search terms.
+
+`agent_terms` is the one index every structured filter uses: one row per (agent, kind, value)
+for tags, modes, skill ids and protocol versions, so a query with N filters is N index
+look-ups intersected by the database, whatever the filter.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from registry.db import Base
+from registry.models.types import UtcDateTime
+
+
+class Agent(Base):
+    __tablename__ = "agents"
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[str] = mapped_column(String(40), unique=True)
+    card_url: Mapped[str] = mapped_column(String(2048), unique=True)
+    owner_id: Mapped[int | None] = mapped_column(
+        ForeignKey("principals.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    status: Mapped[str] = mapped_column(String(20), default="active")
+    status_message: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    source: Mapped[str] = mapped_column(String(20))
+    name: Mapped[str] = mapped_column(String(500))
+    description: Mapped[str] = mapped_column(Text)
+    version: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    provider_org: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    provider_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    documentation_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    icon_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    protocol_versions: Mapped[list[str]] = mapped_column(JSON)
+    flavor: Mapped[str] = mapped_column(String(10))
+    interfaces: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    capabilities: Mapped[dict[str, bool]] = mapped_column(JSON)
+    input_modes: Mapped[list[str]] = mapped_column(JSON)
+    output_modes: Mapped[list[str]] = mapped_column(JSON)
+    tags: Mapped[list[str]] = mapped_column(JSON)
+    card_sha256: Mapped[str] = mapped_column(String(64))
+    card_version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime())
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime(), index=True)
+
+    skills: Mapped[list[Skill]] = relationship(
+        back_populates="agent", order_by="Skill.position", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class AgentCard(Base):
+    """One fetched or pushed card, verbatim. Never updated except for `is_current`."""
+
+    __tablename__ = "agent_cards"
+    __table_args__ = (UniqueConstraint("agent_pk", "version"),)
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True)
+    agent_pk: Mapped[int] = mapped_column(ForeignKey("agents.pk", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(String(20))
+    fetched_from: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    sha256: Mapped[str] = mapped_column(String(64))
+    protocol_version: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    flavor: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    valid: Mapped[bool] = mapped_column(Boolean, default=True)
+    issues: Mapped[list[dict[str, str]]] = mapped_column(JSON)
+    is_current: Mapped[bool] = mapped_column(Boolean)
+    fetched_at: Mapped[dt.datetime] = mapped_column(UtcDateTime())
+    etag: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    last_modified: Mapped[str | None] = mapped_column(String(100), nullable=True)
+
+
+class Skill(Base):
+    __tablename__ = "skills"
+    __table_args__ = (UniqueConstraint("agent_pk", "position"),)
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True)
+    agent_pk: Mapped[int] = mapped_column(ForeignKey("agents.pk", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    skill_id: Mapped[str] = mapped_column(String(500))
+    name: Mapped[str] = mapped_column(String(500))
+    description: Mapped[str] = mapped_column(Text)
+    tags: Mapped[list[str]] = mapped_column(JSON)
+    examples: Mapped[list[str]] = mapped_column(JSON)
+    input_modes: Mapped[list[str]] = mapped_column(JSON)
+    output_modes: Mapped[list[str]] = mapped_column(JSON)
+
+    agent: Mapped[Agent] = relationship(back_populates="skills")
+
+
+class AgentTerm(Base):
+    """A normalised, searchable value of an agent: kind is tag, skill, input, output or protocol."""
+
+    __tablename__ = "agent_terms"
+    __table_args__ = (Index("ix_agent_terms_lookup", "kind", "value", "agent_pk"),)
+
+    agent_pk: Mapped[int] = mapped_column(ForeignKey("agents.pk", ondelete="CASCADE"), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(10), primary_key=True)
+    value: Mapped[str] = mapped_column(String(500), primary_key=True)

@@ -1,0 +1,258 @@
+"""Registering, replacing and removing agents. Fetch and validate first, then write in one
+transaction: nothing half-written is ever left behind."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import Connection, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from registry.errors import Conflict, Forbidden, InvalidCard, InvalidRequest, NotFound, PayloadTooLarge
+from registry.models import Agent, AgentCard, AuditEntry
+from registry.models.types import utcnow
+from registry.services.card_fetcher import CardFetcher, FetchedCard, NotModified
+from registry.services.card_urls import canonical_card_url
+from registry.services.catalog_index import CardRecord, CatalogWriter, card_values
+from registry.services.tokens import Actor
+from registry.validation import CardLimits, summarize_card, validate_card
+
+STATUSES = ("active", "deprecated")
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportOutcome:
+    """One line of a bulk import: the new agent id, or the error that stopped it."""
+
+    index: int
+    agent_id: str | None = None
+    error: dict[str, Any] | None = None
+
+
+class CatalogService:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        fetcher: CardFetcher,
+        limits: CardLimits,
+        *,
+        clock: Callable[[], dt.datetime] = utcnow,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self._sessions = sessions
+        self._fetcher = fetcher
+        self._limits = limits
+        self._clock = clock
+        self._new_id = new_id
+        self._writer = CatalogWriter(sessions.kw["bind"].dialect.name)
+
+    # -- registration ---------------------------------------------------------------------
+
+    def register_from_url(self, actor: Actor, url: str) -> str:
+        """Discover, fetch, validate and store an agent. Returns its id.
+
+        Raises InvalidRequest, Conflict, InvalidCard and the fetcher's errors.
+        """
+        self._refuse_known_url(canonical_card_url(url))
+        fetched = self._fetcher.discover(url)
+        record = self._record_from_fetch(fetched, canonical_card_url(fetched.card_url))
+        return self._insert_one(actor, record)
+
+    def register_card(self, actor: Actor, card: object, card_url: str, raw: bytes | None = None) -> str:
+        """Store an uploaded card (source `pushed`). Raises InvalidRequest, Conflict, InvalidCard."""
+        record = self._record(card, raw, canonical_card_url(card_url), source="pushed")
+        return self._insert_one(actor, record)
+
+    def import_cards(self, actor: Actor, items: list[Any]) -> list[ImportOutcome]:
+        """Register many uploaded cards at once; each item succeeds or fails on its own."""
+        outcomes: list[ImportOutcome] = []
+        batch: list[tuple[int, CardRecord]] = []
+        for index, item in enumerate(items):
+            try:
+                batch.append((index, self._import_record(item)))
+            except (InvalidRequest, InvalidCard, PayloadTooLarge) as error:
+                outcomes.append(ImportOutcome(index, error=_error_dict(error)))
+        outcomes.extend(self._insert_batch(actor, batch))
+        return sorted(outcomes, key=lambda o: o.index)
+
+    # -- changes to an existing agent -----------------------------------------------------
+
+    def replace_card(self, actor: Actor, agent_id: str, card: object, raw: bytes | None = None) -> bool:
+        """Store a pushed card as the agent's new version. Returns False when nothing changed."""
+        agent = self._owned(actor, agent_id)
+        record = self._record(card, raw, agent.card_url, source="pushed")
+        return self._new_version(actor, agent.pk, record, "card.replace")
+
+    def refresh(self, actor: Actor, agent_id: str) -> bool:
+        """Re-fetch the agent's card now. Returns False when the card did not change."""
+        agent = self._owned(actor, agent_id)
+        fetched = self._fetcher.fetch(agent.card_url)
+        if isinstance(fetched, NotModified):
+            return False
+        record = self._record_from_fetch(fetched, agent.card_url)
+        return self._new_version(actor, agent.pk, record, "card.refresh")
+
+    def update_status(self, actor: Actor, agent_id: str, status: str | None, message: str | None) -> None:
+        """Set `active`/`deprecated` and a status message. Raises InvalidRequest, NotFound, Forbidden."""
+        if status is not None and status not in STATUSES:
+            raise InvalidRequest(f"status must be one of {list(STATUSES)}, not {status!r}")
+        agent = self._owned(actor, agent_id)
+        changes: dict[str, Any] = {"updated_at": self._clock()}
+        if status is not None:
+            changes["status"] = status
+        if message is not None:
+            changes["status_message"] = message or None
+        with self._sessions.begin() as session:
+            session.execute(update(Agent).where(Agent.pk == agent.pk).values(**changes))
+            self._audit(session.connection(), actor, "agent.status", agent_id, {"status": status, "message": message})
+
+    def delete(self, actor: Actor, agent_id: str) -> None:
+        """Remove the agent, its history and index rows; the audit log keeps the fact."""
+        agent = self._owned(actor, agent_id)
+        with self._sessions.begin() as session:
+            conn = session.connection()
+            self._writer.remove(conn, agent.pk)
+            self._audit(conn, actor, "agent.delete", agent_id, {"cardUrl": agent.card_url, "name": agent.name})
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _record(self, card: object, raw: bytes | None, card_url: str, *, source: str) -> CardRecord:
+        if raw is None:
+            raw = json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        if len(raw) > self._limits.max_card_bytes:
+            raise PayloadTooLarge(
+                f"the card is {len(raw)} bytes; the limit is {self._limits.max_card_bytes}",
+                {"limit": self._limits.max_card_bytes},
+            )
+        report = validate_card(card, limits=self._limits, raw_size=len(raw))
+        if not report.valid:
+            raise InvalidCard(
+                f"the Agent Card has {len(report.errors)} error(s); nothing was stored",
+                {"issues": [issue.to_dict() for issue in report.issues], "protocolVersion": report.protocol_version},
+            )
+        assert isinstance(card, dict)  # a valid card is always an object
+        return CardRecord(
+            card=card, raw=raw, card_url=card_url, source=source, report=report,
+            summary=summarize_card(card), fetched_at=self._clock(),
+        )
+
+    def _record_from_fetch(self, fetched: FetchedCard, card_url: str) -> CardRecord:
+        record = self._record(fetched.card, fetched.body, card_url, source="crawled")
+        return dataclasses.replace(
+            record, fetched_from=fetched.card_url, etag=fetched.etag,
+            last_modified=fetched.last_modified, fetched_at=fetched.fetched_at,
+        )
+
+    def _import_record(self, item: Any) -> CardRecord:
+        if not isinstance(item, dict) or not isinstance(item.get("card"), dict):
+            raise InvalidRequest('each item needs {"card": {...}, "cardUrl": "..."}')
+        return self._record(item["card"], None, canonical_card_url(item.get("cardUrl", "")), source="pushed")
+
+    def _new_agent_columns(self, actor: Actor) -> dict[str, Any]:
+        now = self._clock()
+        return {"id": self._new_id(), "owner_id": actor.principal_id, "created_at": now, "updated_at": now}
+
+    def _insert_one(self, actor: Actor, record: CardRecord) -> str:
+        extra = self._new_agent_columns(actor)
+        try:
+            with self._sessions.begin() as session:
+                conn = session.connection()
+                self._writer.insert_agents(conn, [(record, extra)])
+                self._audit(conn, actor, "agent.register", extra["id"], {"cardUrl": record.card_url})
+        except IntegrityError:
+            self._refuse_known_url(record.card_url)
+            raise
+        return str(extra["id"])
+
+    def _insert_batch(self, actor: Actor, batch: list[tuple[int, CardRecord]]) -> list[ImportOutcome]:
+        """Insert the batch in one transaction; on a duplicate URL fall back to one by one."""
+        fresh = self._without_known_urls(batch)
+        outcomes = [ImportOutcome(i, error=_conflict(url, agent_id)) for i, url, agent_id in fresh.known]
+        if not fresh.new:
+            return outcomes
+        extras = [self._new_agent_columns(actor) for _ in fresh.new]
+        try:
+            with self._sessions.begin() as session:
+                conn = session.connection()
+                self._writer.insert_agents(conn, [(r, e) for (_, r), e in zip(fresh.new, extras)])
+                self._audit(conn, actor, "agent.import", None, {"count": len(extras)})
+        except IntegrityError:  # a duplicate inside the batch, or a race with another writer
+            return outcomes + [self._insert_one_outcome(actor, i, r) for i, r in fresh.new]
+        return outcomes + [ImportOutcome(i, agent_id=e["id"]) for (i, _), e in zip(fresh.new, extras)]
+
+    def _insert_one_outcome(self, actor: Actor, index: int, record: CardRecord) -> ImportOutcome:
+        try:
+            return ImportOutcome(index, agent_id=self._insert_one(actor, record))
+        except Conflict as error:
+            return ImportOutcome(index, error=_error_dict(error))
+
+    def _without_known_urls(self, batch: list[tuple[int, CardRecord]]) -> _Partition:
+        urls = [record.card_url for _, record in batch]
+        with self._sessions() as session:
+            known = dict(session.execute(select(Agent.card_url, Agent.id).where(Agent.card_url.in_(urls))).tuples())
+        return _Partition(
+            new=[(i, r) for i, r in batch if r.card_url not in known],
+            known=[(i, r.card_url, known[r.card_url]) for i, r in batch if r.card_url in known],
+        )
+
+    def _new_version(self, actor: Actor, agent_pk: int, record: CardRecord, action: str) -> bool:
+        with self._sessions.begin() as session:
+            conn = session.connection()
+            current = conn.execute(
+                select(Agent.card_sha256, Agent.card_version, Agent.id).where(Agent.pk == agent_pk).with_for_update()
+            ).one()
+            if current.card_sha256 == record.sha256:
+                return False
+            version = current.card_version + 1
+            conn.execute(update(AgentCard).where(AgentCard.agent_pk == agent_pk).values(is_current=False))
+            conn.execute(insert(AgentCard), [card_values(record, agent_pk, version)])
+            values = self._writer.reindex(conn, agent_pk, record)
+            conn.execute(
+                update(Agent).where(Agent.pk == agent_pk)
+                .values(**values, card_version=version, updated_at=self._clock())
+            )
+            self._audit(conn, actor, action, current.id, {"version": version})
+        return True
+
+    def _owned(self, actor: Actor, agent_id: str) -> Agent:
+        with self._sessions() as session:
+            agent = session.scalar(select(Agent).where(Agent.id == agent_id))
+        if agent is None:
+            raise NotFound(f"no agent with id {agent_id!r}")
+        if not actor.is_admin and agent.owner_id != actor.principal_id:
+            raise Forbidden("only the agent's owner or an admin may change it")
+        return agent
+
+    def _refuse_known_url(self, card_url: str) -> None:
+        with self._sessions() as session:
+            existing = session.scalar(select(Agent.id).where(Agent.card_url == card_url))
+        if existing is not None:
+            raise Conflict(f"{card_url} is already registered as agent {existing}", {"agentId": existing})
+
+    def _audit(self, conn: Connection, actor: Actor, action: str, agent_id: str | None, detail: dict[str, Any]) -> None:
+        conn.execute(
+            insert(AuditEntry),
+            [{"at": self._clock(), "principal_id": actor.principal_id, "action": action,
+              "agent_id": agent_id, "detail": detail}],
+        )
+
+
+@dataclasses.dataclass
+class _Partition:
+    new: list[tuple[int, CardRecord]]
+    known: list[tuple[int, str, str]]
+
+
+def _conflict(url: str, agent_id: str) -> dict[str, Any]:
+    return _error_dict(Conflict(f"{url} is already registered as agent {agent_id}", {"agentId": agent_id}))
+
+
+def _error_dict(error: Exception) -> dict[str, Any]:
+    code = getattr(error, "code", "error")
+    return {"code": code, "message": str(error), "details": getattr(error, "details", {})}

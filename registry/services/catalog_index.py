@@ -1,0 +1,223 @@
+"""How a validated card becomes rows: the agent's denormalised fields, its skills, its search terms
+and its full-text document. Written with Core statements because registration is a hot path."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import re
+import unicodedata
+from typing import Any
+
+import rfc8785
+from sqlalchemy import Connection, delete, insert, text
+
+from registry.models import Agent, AgentCard, AgentTerm, Skill
+from registry.validation import CardSummary, ValidationReport
+
+_SPACES = re.compile(r"\s+")
+_WORDS = re.compile(r"\w+", re.UNICODE)
+MAX_QUERY_WORDS = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class CardRecord:
+    """A validated card on its way into the catalog, with where and when it came from."""
+
+    card: dict[str, Any]
+    raw: bytes
+    card_url: str
+    source: str
+    report: ValidationReport
+    summary: CardSummary
+    fetched_at: dt.datetime
+    fetched_from: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        # Identity of the card's content: JCS makes key order and whitespace irrelevant.
+        return hashlib.sha256(rfc8785.dumps(self.card)).hexdigest()
+
+
+def normalize_tag(tag: str) -> str:
+    """Tags match case-insensitively and ignore surrounding and repeated white space."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", tag)).strip().casefold()
+
+
+def normalize_mode(mode: str) -> str:
+    return mode.strip().lower()
+
+
+def protocol_terms(versions: list[str]) -> set[str]:
+    """Each version is findable by itself and by major.minor ("0.3.0" also as "0.3")."""
+    terms = set()
+    for version in versions:
+        terms.add(version)
+        parts = version.split(".")
+        if len(parts) >= 2:
+            terms.add(".".join(parts[:2]))
+    return terms
+
+
+def agent_values(record: CardRecord) -> dict[str, Any]:
+    """The agent columns that follow the current card."""
+    summary = record.summary
+    return {
+        "card_url": record.card_url,
+        "source": record.source,
+        "name": summary.name[:500],
+        "description": summary.description,
+        "version": summary.version,
+        "provider_org": summary.provider_org,
+        "provider_url": summary.provider_url,
+        "documentation_url": summary.documentation_url,
+        "icon_url": summary.icon_url,
+        "protocol_versions": list(summary.protocol_versions),
+        "flavor": record.report.flavor or "unknown",
+        "interfaces": [
+            {"url": url, "protocolBinding": binding, "protocolVersion": version}
+            for url, binding, version in summary.interfaces
+        ],
+        "capabilities": dict(summary.capabilities),
+        "input_modes": _all_modes(summary, "input"),
+        "output_modes": _all_modes(summary, "output"),
+        "tags": sorted({normalize_tag(t) for s in summary.skills for t in s.tags if normalize_tag(t)}),
+        "card_sha256": record.sha256,
+    }
+
+
+def card_values(record: CardRecord, agent_pk: int, version: int) -> dict[str, Any]:
+    return {
+        "agent_pk": agent_pk,
+        "version": version,
+        "source": record.source,
+        "fetched_from": record.fetched_from,
+        "raw": record.raw,
+        "sha256": record.sha256,
+        "protocol_version": record.report.protocol_version,
+        "flavor": record.report.flavor,
+        "valid": record.report.valid,
+        "issues": [issue.to_dict() for issue in record.report.issues],
+        "is_current": True,
+        "fetched_at": record.fetched_at,
+        "etag": record.etag,
+        "last_modified": record.last_modified,
+    }
+
+
+def _all_modes(summary: CardSummary, direction: str) -> list[str]:
+    defaults = summary.default_input_modes if direction == "input" else summary.default_output_modes
+    modes = {normalize_mode(m) for m in defaults}
+    for skill in summary.skills:
+        modes.update(normalize_mode(m) for m in (skill.input_modes if direction == "input" else skill.output_modes))
+    return sorted(m for m in modes if m)
+
+
+def skill_rows(agent_pk: int, summary: CardSummary) -> list[dict[str, Any]]:
+    return [
+        {
+            "agent_pk": agent_pk,
+            "position": position,
+            "skill_id": skill.id,
+            "name": skill.name,
+            "description": skill.description,
+            "tags": list(skill.tags),
+            "examples": list(skill.examples),
+            "input_modes": list(skill.input_modes),
+            "output_modes": list(skill.output_modes),
+        }
+        for position, skill in enumerate(summary.skills)
+    ]
+
+
+def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> list[dict[str, Any]]:
+    terms: set[tuple[str, str]] = {("tag", tag) for tag in values["tags"]}
+    terms.update(("skill", skill.id) for skill in summary.skills)
+    terms.update(("input", mode) for mode in values["input_modes"])
+    terms.update(("output", mode) for mode in values["output_modes"])
+    terms.update(("cap", name) for name, on in values["capabilities"].items() if on)
+    terms.update(("proto", v) for v in protocol_terms(values["protocol_versions"]))
+    return [{"agent_pk": agent_pk, "kind": kind, "value": value[:500]} for kind, value in sorted(terms)]
+
+
+def search_document(summary: CardSummary) -> str:
+    parts = [summary.name, summary.description, summary.provider_org or ""]
+    for skill in summary.skills:
+        parts.extend([skill.name, skill.description, " ".join(skill.tags), " ".join(skill.examples)])
+    return "\n".join(p for p in parts if p)
+
+
+class TextIndex:
+    """Full-text search over agents: FTS5 on SQLite, a GIN-indexed tsvector on PostgreSQL."""
+
+    def __init__(self, dialect: str) -> None:
+        self.sqlite = dialect == "sqlite"
+
+    def write(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        """Insert documents: rows of {"agent_pk", "document"}."""
+        if not rows:
+            return
+        if self.sqlite:
+            conn.execute(text("INSERT INTO agent_fts(rowid, document) VALUES (:agent_pk, :document)"), rows)
+        else:
+            conn.execute(text("INSERT INTO agent_search(agent_pk, document) VALUES (:agent_pk, :document)"), rows)
+
+    def remove(self, conn: Connection, agent_pk: int) -> None:
+        table, column = ("agent_fts", "rowid") if self.sqlite else ("agent_search", "agent_pk")
+        conn.execute(text(f"DELETE FROM {table} WHERE {column} = :pk"), {"pk": agent_pk})
+
+    def match_sql(self) -> str:
+        """SQL selecting matching agent pks for the bound parameter :q (see `query`)."""
+        if self.sqlite:
+            return "SELECT rowid FROM agent_fts WHERE agent_fts MATCH :q"
+        return "SELECT agent_pk FROM agent_search WHERE to_tsvector('simple', document) @@ to_tsquery('simple', :q)"
+
+    def query(self, user_text: str) -> str | None:
+        """Every word must match, each as a prefix. None when the text has no words."""
+        words = [w.casefold() for w in _WORDS.findall(user_text)][:MAX_QUERY_WORDS]
+        if not words:
+            return None
+        if self.sqlite:
+            return " ".join(f'"{w}"*' for w in words)
+        return " & ".join(f"{w}:*" for w in words)
+
+
+class CatalogWriter:
+    """Writes and rewrites the rows behind an agent inside the caller's transaction."""
+
+    def __init__(self, dialect: str) -> None:
+        self.text_index = TextIndex(dialect)
+
+    def insert_agents(self, conn: Connection, batch: list[tuple[CardRecord, dict[str, Any]]]) -> list[int]:
+        """Insert agents (record, extra agent columns such as id/owner/times); return their pks."""
+        agent_params = [{**agent_values(record), **extra} for record, extra in batch]
+        result = conn.execute(insert(Agent).returning(Agent.pk, sort_by_parameter_order=True), agent_params)
+        pks = [row.pk for row in result]
+        conn.execute(insert(AgentCard), [card_values(record, pk, 1) for (record, _), pk in zip(batch, pks)])
+        self._index(conn, [(pk, record.summary, params) for pk, (record, _), params in zip(pks, batch, agent_params)])
+        return pks
+
+    def reindex(self, conn: Connection, agent_pk: int, record: CardRecord) -> dict[str, Any]:
+        """Replace the skills, terms and text of an agent with those of its new card."""
+        conn.execute(delete(Skill).where(Skill.agent_pk == agent_pk))
+        conn.execute(delete(AgentTerm).where(AgentTerm.agent_pk == agent_pk))
+        self.text_index.remove(conn, agent_pk)
+        values = agent_values(record)
+        self._index(conn, [(agent_pk, record.summary, values)])
+        return values
+
+    def remove(self, conn: Connection, agent_pk: int) -> None:
+        self.text_index.remove(conn, agent_pk)
+        conn.execute(delete(Agent).where(Agent.pk == agent_pk))
+
+    def _index(self, conn: Connection, items: list[tuple[int, CardSummary, dict[str, Any]]]) -> None:
+        skills = [row for pk, summary, _ in items for row in skill_rows(pk, summary)]
+        terms = [row for pk, summary, values in items for row in term_rows(pk, values, summary)]
+        if skills:
+            conn.execute(insert(Skill), skills)
+        if terms:
+            conn.execute(insert(AgentTerm), terms)
+        self.text_index.write(conn, [{"agent_pk": pk, "document": search_document(s)} for pk, s, _ in items])

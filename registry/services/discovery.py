@@ -1,0 +1,201 @@
+"""Reading the catalog: search with cursor pagination, one agent, its cards, its history, tags."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import datetime as dt
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Integer, Row, and_, column, func, select, text
+from sqlalchemy.orm import Session, aliased, sessionmaker
+
+from registry.errors import InvalidRequest, NotFound
+from registry.models import Agent, AgentCard, AgentTerm, Skill
+from registry.services.catalog_index import TextIndex, normalize_mode, normalize_tag
+from registry.services.drift import card_drift
+
+CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard")
+STATUS_FILTERS = ("active", "deprecated", "any")
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentQuery:
+    """A catalog search. Every filter narrows the result; tags match all unless `match_any`."""
+
+    tags: tuple[str, ...] = ()
+    match_any: bool = False
+    text: str | None = None
+    skill: str | None = None
+    input_mode: str | None = None
+    output_mode: str | None = None
+    capabilities: tuple[str, ...] = ()
+    protocol_version: str | None = None
+    status: str = "active"
+    updated_since: dt.datetime | None = None
+    limit: int = 50
+    cursor: str | None = None
+
+    def required_terms(self) -> list[tuple[str, str]]:
+        terms = [] if self.match_any else [("tag", normalize_tag(t)) for t in self.tags]
+        if self.skill:
+            terms.append(("skill", self.skill))
+        if self.input_mode:
+            terms.append(("input", normalize_mode(self.input_mode)))
+        if self.output_mode:
+            terms.append(("output", normalize_mode(self.output_mode)))
+        terms.extend(("cap", c) for c in self.capabilities)
+        if self.protocol_version:
+            terms.append(("proto", self.protocol_version.strip()))
+        return list(dict.fromkeys(terms))
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentPage:
+    agents: list[Row[Any]]
+    skills: dict[int, list[Row[Any]]]
+    next_cursor: str | None
+
+
+def encode_cursor(pk: int) -> str:
+    return base64.urlsafe_b64encode(f"a:{pk}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None) -> int:
+    """The last agent pk seen. Raises InvalidRequest for a cursor we did not issue."""
+    if not cursor:
+        return 0
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        kind, value = raw.split(":", 1)
+        if kind == "a" and value.isdigit():
+            return int(value)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        pass
+    raise InvalidRequest("cursor is not one this registry issued; start again without it")
+
+
+AGENT_COLUMNS = [c for c in Agent.__table__.columns]
+
+
+class DiscoveryService:
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+        self._text_index = TextIndex(sessions.kw["bind"].dialect.name)
+
+    def search(self, query: AgentQuery) -> AgentPage:
+        """Agents matching every filter, in registration order, `limit` at a time."""
+        after = decode_cursor(query.cursor)
+        with self._sessions() as session:
+            stmt = self._filtered(query, after)
+            if stmt is None:
+                return AgentPage([], {}, None)
+            rows = list(session.execute(stmt.limit(query.limit + 1)))
+            more = len(rows) > query.limit
+            rows = rows[: query.limit]
+            skills = self._skills(session, [r.pk for r in rows])
+        cursor = encode_cursor(rows[-1].pk) if more else None
+        return AgentPage(rows, skills, cursor)
+
+    def _filtered(self, query: AgentQuery, after: int) -> Any:
+        terms = query.required_terms()
+        stmt = select(*AGENT_COLUMNS)
+        if terms:
+            # Drive the query from the first term's index range, which is already in pk order.
+            driver = aliased(AgentTerm)
+            stmt = stmt.select_from(driver).join(Agent, Agent.pk == driver.agent_pk).where(
+                driver.kind == terms[0][0], driver.value == terms[0][1], driver.agent_pk > after
+            ).order_by(driver.agent_pk)
+            for kind, value in terms[1:]:
+                other = aliased(AgentTerm)
+                stmt = stmt.join(other, and_(other.agent_pk == driver.agent_pk, other.kind == kind, other.value == value))
+        else:
+            stmt = stmt.where(Agent.pk > after).order_by(Agent.pk)
+        if query.match_any and query.tags:
+            tags = sorted({normalize_tag(t) for t in query.tags})
+            stmt = stmt.where(Agent.pk.in_(select(AgentTerm.agent_pk).where(AgentTerm.kind == "tag", AgentTerm.value.in_(tags))))
+        if query.text is not None:
+            match = self._text_index.query(query.text)
+            if match is None:
+                return None
+            matching = text(self._text_index.match_sql()).bindparams(q=match).columns(column("pk", Integer))
+            stmt = stmt.where(Agent.pk.in_(matching))
+        if query.status != "any":
+            stmt = stmt.where(Agent.status == query.status)
+        if query.updated_since is not None:
+            stmt = stmt.where(Agent.updated_at >= query.updated_since)
+        return stmt
+
+    @staticmethod
+    def _skills(session: Session, pks: Sequence[int]) -> dict[int, list[Row[Any]]]:
+        grouped: dict[int, list[Row[Any]]] = defaultdict(list)
+        if pks:
+            for row in session.execute(select(Skill).where(Skill.agent_pk.in_(pks)).order_by(Skill.agent_pk, Skill.position)).scalars():
+                grouped[row.agent_pk].append(row)
+        return grouped
+
+    def get(self, agent_id: str) -> tuple[Row[Any], list[Row[Any]]]:
+        """The agent and its skills. Raises NotFound."""
+        with self._sessions() as session:
+            row = session.execute(select(*AGENT_COLUMNS).where(Agent.id == agent_id)).first()
+            if row is None:
+                raise NotFound(f"no agent with id {agent_id!r}")
+            return row, self._skills(session, [row.pk])[row.pk]
+
+    def card(self, agent_id: str, version: int | None = None) -> AgentCard:
+        """The current card (or a given version), verbatim. Raises NotFound."""
+        with self._sessions() as session:
+            stmt = select(AgentCard).join(Agent, Agent.pk == AgentCard.agent_pk).where(Agent.id == agent_id)
+            stmt = stmt.where(AgentCard.version == version) if version else stmt.where(AgentCard.is_current.is_(True))
+            card = session.scalar(stmt)
+        if card is None:
+            raise NotFound(f"no card {'version ' + str(version) + ' ' if version else ''}for agent {agent_id!r}")
+        return card
+
+    def versions(self, agent_id: str) -> list[dict[str, Any]]:
+        """Every stored version, newest first, each with what changed since the one before."""
+        with self._sessions() as session:
+            cards = list(session.scalars(
+                select(AgentCard).join(Agent, Agent.pk == AgentCard.agent_pk)
+                .where(Agent.id == agent_id).order_by(AgentCard.version)
+            ))
+        if not cards:
+            raise NotFound(f"no agent with id {agent_id!r}")
+        history, previous = [], None
+        for card in cards:
+            parsed = json.loads(card.raw)
+            history.append(_version_entry(card, None if previous is None else card_drift(previous, parsed)))
+            previous = parsed
+        return list(reversed(history))
+
+    def tags(self, limit: int = 200, prefix: str | None = None) -> list[tuple[str, int]]:
+        """Tags of active agents with how many agents carry each, most used first."""
+        count = func.count().label("count")
+        stmt = (
+            select(AgentTerm.value, count).join(Agent, Agent.pk == AgentTerm.agent_pk)
+            .where(AgentTerm.kind == "tag", Agent.status == "active")
+            .group_by(AgentTerm.value).order_by(count.desc(), AgentTerm.value).limit(limit)
+        )
+        if prefix:
+            stmt = stmt.where(AgentTerm.value.startswith(normalize_tag(prefix), autoescape=True))
+        with self._sessions() as session:
+            return [(row.value, row.count) for row in session.execute(stmt)]
+
+
+def _version_entry(card: AgentCard, drift: dict[str, list[str]] | None) -> dict[str, Any]:
+    return {
+        "version": card.version,
+        "isCurrent": card.is_current,
+        "source": card.source,
+        "fetchedFrom": card.fetched_from,
+        "fetchedAt": card.fetched_at.isoformat(),
+        "sha256": card.sha256,
+        "protocolVersion": card.protocol_version,
+        "valid": card.valid,
+        "issues": card.issues,
+        "changes": drift,
+    }
