@@ -1,0 +1,165 @@
+"""Catalog benchmark: registration (one card per request, and `agentdex import`) and tag/text
+query latency at 10,000 and 100,000 agents, on SQLite and PostgreSQL, through the HTTP API.
+
+    python bench/catalog.py                              # SQLite, 10,000 and 100,000 agents
+    python bench/catalog.py --postgres postgresql+psycopg://postgres@127.0.0.1:5432/bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import Http, Table, cli, registry_server  # noqa: E402
+
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+         "quebec romeo sierra tango uniform victor whiskey xray yankee zulu weather travel finance legal "
+         "medical translate summarize search schedule invoice payroll recipe music video image code review "
+         "deploy monitor alert support ticket booking flight hotel currency exchange tax audit contract").split()
+TAGS = [f"tag{i:03d}" for i in range(300)]
+
+
+def make_card(rng: random.Random, n: int) -> dict[str, Any]:
+    """A realistic v1.0 card: 1–9 skills (5 on average), 2–4 Zipf-distributed tags per skill."""
+    skills = []
+    for s in range(rng.randint(1, 9)):
+        tags = {TAGS[min(int(rng.paretovariate(1.2)) - 1, len(TAGS) - 1) * 7 % len(TAGS)] for _ in range(rng.randint(2, 4))}
+        skills.append({
+            "id": f"skill-{s}", "name": " ".join(rng.choices(WORDS, k=3)).title(),
+            "description": " ".join(rng.choices(WORDS, k=20)), "tags": sorted(tags),
+            "examples": [" ".join(rng.choices(WORDS, k=8))],
+        })
+    return {
+        "name": f"Agent {n} " + " ".join(rng.choices(WORDS, k=2)).title(),
+        "description": " ".join(rng.choices(WORDS, k=40)),
+        "version": "1.0.0",
+        "supportedInterfaces": [{"url": f"https://agent{n}.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "provider": {"organization": "Bench Org", "url": "https://bench.example.com"},
+        "capabilities": {"streaming": rng.random() < 0.5, "pushNotifications": rng.random() < 0.3},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain", "application/json"],
+        "skills": skills,
+    }
+
+
+def items(rng: random.Random, start: int, count: int) -> list[dict[str, Any]]:
+    return [{"card": make_card(rng, n), "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"}
+            for n in range(start, start + count)]
+
+
+def register_one_by_one(port: int, token: str, batch: list[dict[str, Any]], clients: int, table: Table, label: str) -> None:
+    latencies: list[float] = []
+    lock = threading.Lock()
+    failures: list[Any] = []
+
+    def work(part: list[dict[str, Any]]) -> None:
+        http, mine = Http(port, token), []
+        for item in part:
+            t0 = time.perf_counter()
+            status, body = http.request("POST", "/v1/agents", item)
+            mine.append((time.perf_counter() - t0) * 1000)
+            if status != 201:
+                failures.append(body)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=work, args=(batch[i::clients],)) for i in range(clients)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failures:
+        raise RuntimeError(f"{len(failures)} registrations failed, e.g. {failures[0]}")
+    table.add(f"{label}: register, 1 card/request, {clients} connections", len(batch), time.perf_counter() - t0, latencies)
+
+
+def import_file(env: dict[str, str], port: int, token: str, batch: list[dict[str, Any]], table: Table, label: str) -> None:
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:
+        for item in batch:
+            handle.write(json.dumps(item) + "\n")
+    t0 = time.perf_counter()
+    cli({**env, "AGENTDEX_URL": f"http://127.0.0.1:{port}", "AGENTDEX_TOKEN": token}, "import", handle.name, "--json", "--batch", "1000")
+    table.add(f"{label}: agentdex import (JSON Lines)", len(batch), time.perf_counter() - t0)
+    Path(handle.name).unlink()
+
+
+def query_latency(port: int, paths: list[str], table: Table, what: str) -> None:
+    http, latencies = Http(port), []
+    for path in paths[:20]:
+        http.request("GET", path)  # warm-up
+    t0 = time.perf_counter()
+    for path in paths:
+        t1 = time.perf_counter()
+        status, _ = http.request("GET", path)
+        latencies.append((time.perf_counter() - t1) * 1000)
+        assert status == 200, path
+    table.add(what, len(paths), time.perf_counter() - t0, latencies)
+
+
+def tag_pairs(port: int, rng: random.Random, count: int) -> list[str]:
+    """Pairs of tags that co-occur, so queries return results (the realistic, harder case)."""
+    tags = [t["tag"] for t in Http(port).request("GET", "/v1/tags?limit=60")[1]["items"]]
+    return [f"/v1/agents?tag={a}&tag={b}&match=all&limit=50" for a, b in (rng.sample(tags, 2) for _ in range(count))]
+
+
+def text_queries(rng: random.Random, count: int) -> list[str]:
+    return [f"/v1/agents?q={'+'.join(rng.sample(WORDS, rng.randint(1, 2)))}&limit=50" for _ in range(count)]
+
+
+def run(database_url: str, label: str, small: int, large: int, clients: int, queries: int, table: Table) -> None:
+    rng = random.Random(7)
+    with registry_server(database_url) as (port, token, env):
+        register_one_by_one(port, token, items(rng, 0, small), clients, table, label)
+        query_latency(port, tag_pairs(port, rng, queries), table, f"{label}: tag query, 2 tags, {small:,} agents")
+        query_latency(port, text_queries(rng, queries), table, f"{label}: text query, {small:,} agents")
+        import_file(env, port, token, items(rng, small, small), table, label)
+        remaining, start = large - 2 * small, 2 * small
+        while remaining > 0:
+            chunk = min(remaining, 20_000)
+            import_file(env, port, token, items(rng, start, chunk), Table(), label)
+            start, remaining = start + chunk, remaining - chunk
+        query_latency(port, tag_pairs(port, rng, queries), table, f"{label}: tag query, 2 tags, {large:,} agents")
+        query_latency(port, text_queries(rng, queries), table, f"{label}: text query, {large:,} agents")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=10_000)
+    parser.add_argument("--large", type=int, default=100_000)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
+    parser.add_argument("--skip-sqlite", action="store_true")
+    args = parser.parse_args()
+    table = Table()
+    if not args.skip_sqlite:
+        with tempfile.TemporaryDirectory() as tmp:
+            run(f"sqlite:///{tmp}/bench.db", "sqlite", args.small, args.large, args.clients, args.queries, table)
+    if args.postgres:
+        reset_postgres(args.postgres)
+        run(args.postgres, "postgres", args.small, args.large, args.clients, args.queries, table)
+    table.print("python " + " ".join(sys.argv))
+
+
+def reset_postgres(url: str) -> None:
+    from sqlalchemy import text
+
+    from registry.db import make_engine
+
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    engine.dispose()
+
+
+if __name__ == "__main__":
+    main()

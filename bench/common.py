@@ -1,0 +1,111 @@
+"""Shared pieces of the benchmarks: a registry server in a subprocess, an HTTP client with
+keep-alive, latency statistics and the result table."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+class Table:
+    """Rows of (what, how many, rate/s, p50 ms, p99 ms), printed aligned."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, int, float, float, float]] = []
+
+    def add(self, what: str, count: int, seconds: float, latencies_ms: list[float] | None = None) -> None:
+        lat = latencies_ms or []
+        self.rows.append((what, count, count / seconds if seconds else float("nan"),
+                          percentile(lat, 50) if lat else float("nan"), percentile(lat, 99) if lat else float("nan")))
+        print(f"  {what}: {count} in {seconds:.2f}s", flush=True)
+
+    def print(self, command: str) -> None:
+        print()
+        print(f"{'what':<58} {'how many':>9} {'rate/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
+        for what, count, rate, p50, p99 in self.rows:
+            print(f"{what:<58} {count:>9} {rate:>9.0f} {p50:>8.2f} {p99:>8.2f}")
+        print(f"\nreproduce: {command}")
+
+
+class Http:
+    """One keep-alive connection to the registry."""
+
+    def __init__(self, port: int, token: str | None = None) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.headers = {"Content-Type": "application/json"}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
+
+    def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        self.conn.request(method, path, body=data, headers=self.headers)
+        response = self.conn.getresponse()
+        raw = response.read()
+        return response.status, (json.loads(raw) if raw else None)
+
+
+def cli(env: dict[str, str], *args: str) -> str:
+    return subprocess.run([str(BIN / "agentdex"), *args], env=env, check=True, capture_output=True, text=True).stdout
+
+
+@contextlib.contextmanager
+def registry_server(database_url: str, *, workers: int = 2, threads: int = 4) -> Iterator[tuple[int, str, dict[str, str]]]:
+    """Migrate `database_url`, create a write token, run gunicorn; yield (port, token, env)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "AGENTDEX_DATABASE_URL": database_url, "AGENTDEX_SECRET_KEY": "bench-secret-key-0123456789",
+               "AGENTDEX_ALLOWED_NETWORKS": "127.0.0.0/8", "AGENTDEX_ALLOW_HTTP": "true", "AGENTDEX_MAX_BODY_BYTES": str(64 << 20)}
+        cli(env, "db", "upgrade")
+        token = json.loads(cli(env, "tokens", "create", "bench", "--scope", "admin", "--json"))["token"]
+        port = free_port()
+        log = open(Path(tmp) / "server.log", "w")
+        server = subprocess.Popen(
+            [str(BIN / "gunicorn"), "-w", str(workers), "-k", "gthread", "--threads", str(threads),
+             "-b", f"127.0.0.1:{port}", "--log-level", "warning", "registry.wsgi:app"],
+            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        )
+        try:
+            _wait_until_up(port, server)
+            yield port, token, env
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            log.close()
+
+
+def _wait_until_up(port: int, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError("the registry server exited during start-up")
+        with contextlib.suppress(OSError):
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        time.sleep(0.1)
+    raise RuntimeError("the registry server did not start within 60 s")
