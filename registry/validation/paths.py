@@ -1,0 +1,25 @@
+"""JSON pointers (RFC 6901) into a card, and the object entries of its lists."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+
+def pointer(*parts: str | int) -> str:
+    """Join path segments into a JSON pointer, escaping `~` and `/` (RFC 6901 §3)."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def child(path: str, *parts: str | int) -> str:
+    """The pointer of a member below `path`."""
+    return path + pointer(*parts)
+
+
+def object_entries(value: Any, path: str) -> Iterator[tuple[int, dict[str, Any], str]]:
+    """The object entries of a list with their pointers; other entries are structural issues
+    reported elsewhere, so semantic rules skip them."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict):
+                yield index, item, child(path, index)

@@ -1,0 +1,123 @@
+"""Judge a 0.x card (or the 0.3 part of a hybrid) by its official JSON Schema; errors become issues."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from jsonschema.exceptions import ValidationError
+
+from registry.validation.paths import child, pointer
+from registry.validation.report import Issue, make_issue, unique_in_order
+from registry.validation.schema_store import card_validator
+
+_MAX_QUOTED = 80  # jsonschema messages quote whole instances; keep ours short and to the point
+
+
+def schema_issues(card: dict[str, Any], version: str) -> list[Issue]:
+    """Every violation of the v`version` AgentCard schema, with JSON-pointer paths."""
+    validator = card_validator(version)
+    return unique_in_order(issue for error in validator.iter_errors(card) for issue in _issues_for(error, version))
+
+
+def compat_schema_issues(card: dict[str, Any], version: str) -> list[Issue]:
+    """The same check for a hybrid's 0.3 view, reported as warnings: the v1.0 part decides validity,
+    but a 0.3 client reading these fields may still fail on them."""
+    return [
+        make_issue("compat-schema", issue.path, f"0.3 compatibility view: {issue.message}; "
+                   "0.3 clients may reject this card")
+        for issue in schema_issues(card, version)
+    ]
+
+
+def json_type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "an array", str: "a string"}.get(type(value), type(value).__name__)
+
+
+def _issues_for(error: ValidationError, version: str) -> Iterator[Issue]:
+    path = pointer(*error.absolute_path)
+    keyword = error.validator
+    if keyword == "required":
+        yield from _missing_fields(error, path, version)
+    elif keyword == "type":
+        expected = error.validator_value
+        names = " or ".join(expected) if isinstance(expected, list) else expected
+        yield make_issue("wrong-type", path, f"must be {_article(names)} (A2A v{version} schema), "
+                         f"not {json_type_name(error.instance)}")
+    elif keyword in ("enum", "const"):
+        allowed = error.validator_value if keyword == "enum" else [error.validator_value]
+        yield make_issue("value-not-allowed", path, f"{_quote(error.instance)} is not allowed here; "
+                         f"A2A v{version} accepts {_one_of(allowed)}")
+    elif keyword in ("anyOf", "oneOf"):
+        yield from _variant_issues(error, path, version)
+    else:
+        yield make_issue("schema-violation", path, f"{_shorten(error.message, 200)} (A2A v{version} schema)")
+
+
+def _missing_fields(error: ValidationError, path: str, version: str) -> Iterator[Issue]:
+    # jsonschema raises one error per missing name; each yields all of them and the report
+    # drops the repeats, which avoids parsing names back out of jsonschema's messages.
+    present = error.instance if isinstance(error.instance, dict) else {}
+    for name in error.validator_value:
+        if name not in present:
+            yield make_issue("required-field-missing", child(path, name),
+                             f"required field `{name}` is missing (A2A v{version} schema)")
+
+
+def _variant_issues(error: ValidationError, path: str, version: str) -> Iterator[Issue]:
+    """A union such as SecurityScheme: report the errors of the variant the `type` field picks,
+    or what `type` may be, instead of jsonschema's 'not valid under any of the given schemas'."""
+    variants = error.validator_value
+    discriminators = [_discriminator(variant) for variant in variants]
+    if isinstance(error.instance, dict) and all(discriminators):
+        chosen = error.instance.get("type")
+        if chosen not in discriminators:
+            yield from _bad_discriminator(error.instance, path, discriminators, version)
+            return
+        branch = discriminators.index(chosen)
+        for sub_error in error.context or ():
+            if sub_error.relative_schema_path and sub_error.relative_schema_path[0] == branch:
+                yield from _issues_for(sub_error, version)
+        return
+    yield make_issue("no-matching-variant", path, f"matches none of the {len(variants)} allowed shapes "
+                     f"(A2A v{version} schema): {_shorten(error.message, 200)}")
+
+
+def _bad_discriminator(instance: dict[str, Any], path: str, kinds: list[str], version: str) -> Iterator[Issue]:
+    if "type" not in instance:
+        yield make_issue("required-field-missing", child(path, "type"),
+                         f"required field `type` is missing; A2A v{version} accepts {_one_of(kinds)}")
+    else:
+        yield make_issue("value-not-allowed", child(path, "type"), f"{_quote(instance['type'])} is not "
+                         f"allowed here; A2A v{version} accepts {_one_of(kinds)}")
+
+
+def _discriminator(variant: Any) -> str | None:
+    """The `type` constant that names a union member (e.g. "apiKey"), if it has one."""
+    if not isinstance(variant, dict):
+        return None
+    type_schema = variant.get("properties", {}).get("type", {})
+    value = type_schema.get("const") if isinstance(type_schema, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _article(noun: str) -> str:
+    return ("an " if noun[:1] in "aeiou" else "a ") + noun
+
+
+def _one_of(values: list[Any]) -> str:
+    return ", ".join(_quote(value) for value in values)
+
+
+def _quote(value: Any) -> str:
+    return _shorten(repr(value) if not isinstance(value, str) else f'"{value}"')
+
+
+def _shorten(text: str, limit: int = _MAX_QUOTED) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
