@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+import cli.card_validate  # noqa: F401  (attaches `validate` to the `card` group)
 from cli import catalog
 from cli.card import card
 from cli.keys import keys

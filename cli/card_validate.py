@@ -1,0 +1,82 @@
+"""`agentdex card validate FILE_OR_URL`: judge an Agent Card offline with the registry's own validator.
+
+Exit codes (cli.exits): 0 the card is valid, 1 it is not, 2 usage (no such file, not JSON, a URL).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cli.card import card
+from cli.exits import CliError, ExitCode, reports_errors
+
+if TYPE_CHECKING:
+    from registry.validation import ValidationReport
+
+STDIN = "-"
+
+
+@card.command("validate")
+@click.argument("source", metavar="FILE_OR_URL")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@reports_errors
+def validate(source: str, as_json: bool) -> None:
+    """Validate the Agent Card in FILE (`-` reads standard input).
+
+    Detects the protocol version (0.1, 0.2, 0.3, 1.0 and 1.0+0.3 hybrids) and lists every issue.
+    Exits 0 when the card is valid, 1 when it is not, 2 when the input cannot be read as JSON.
+
+    Raises CliError (exit 2) for a missing or unreadable file, input that is not JSON, and URLs.
+    """
+    from registry.validation import validate_card  # lazy: `agentdex --help` should not load jsonschema
+
+    raw = _read_source(source)
+    report = validate_card(_parse_json(raw, source), raw_size=len(raw))
+    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else describe_report(report, source))
+    if not report.valid:
+        sys.exit(int(ExitCode.FAILED))
+
+
+def _read_source(source: str) -> bytes:
+    if source.startswith(("http://", "https://")):
+        raise CliError("fetching URLs is not supported yet; save the card to a file and validate that",
+                       ExitCode.USAGE)
+    if source == STDIN:
+        return click.get_binary_stream("stdin").read()
+    try:
+        return Path(source).read_bytes()
+    except FileNotFoundError:
+        raise CliError(f"no such file: {source}", ExitCode.USAGE) from None
+    except OSError as error:
+        raise CliError(f"cannot read {source}: {error.strerror or error}", ExitCode.USAGE) from None
+
+
+def _parse_json(raw: bytes, source: str) -> Any:
+    name = "standard input" if source == STDIN else source
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise CliError(f"{name} is not JSON: it is not UTF-8 text", ExitCode.USAGE) from None
+    except json.JSONDecodeError as error:
+        raise CliError(f"{name} is not JSON: {error.msg} at line {error.lineno}, column {error.colno}",
+                       ExitCode.USAGE) from None
+    except RecursionError:
+        raise CliError(f"{name} is nested too deeply to be an Agent Card", ExitCode.USAGE) from None
+
+
+def describe_report(report: ValidationReport, source: str) -> str:
+    """The human form: a verdict line with the detected version, then one line per issue."""
+    name = "standard input" if source == STDIN else source
+    version = f"A2A {report.protocol_version}" if report.protocol_version else "unknown A2A version"
+    if report.flavor and report.flavor != report.protocol_version:
+        version += f" (judged as {report.flavor})"
+    counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+    lines = [f"{name}: {'valid' if report.valid else 'INVALID'} — {version}; {counts}"]
+    lines += [f"  {issue.severity:<7}  {issue.path or '(card)'}  [{issue.rule}]  {issue.message}"
+              for issue in report.issues]
+    return "\n".join(lines)
