@@ -59,6 +59,13 @@ def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
     return address.sixtofour
 
 
+def display_address(address: IPAddress) -> str:
+    """The address as people write it (``::ffff:127.0.0.1``, not ``::ffff:7f00:1``)."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return f"::ffff:{address.ipv4_mapped}"
+    return str(address)
+
+
 def refusal_reason(address: IPAddress, allowed: Sequence[IPNetwork] = ()) -> str | None:
     """None when a connection to ``address`` is allowed, else why not, as a phrase.
 

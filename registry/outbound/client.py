@@ -23,7 +23,7 @@ from urllib3 import BaseHTTPResponse, HTTPConnectionPool
 from urllib3.exceptions import ProtocolError
 from urllib3.util import Timeout
 
-from registry.outbound.addresses import IPAddress, refusal_reason
+from registry.outbound.addresses import IPAddress, display_address, refusal_reason
 from registry.outbound.deadline import DeadlineWatchdog, Watch, watching
 from registry.outbound.errors import (
     OutboundConnectionError,
@@ -316,7 +316,7 @@ class SafeHttpClient:
             reason = refusal_reason(address, self._policy.allowed_networks)
             if reason is None:
                 return address
-            reasons.append(f"{address} is {reason}")
+            reasons.append(f"{display_address(address)} is {reason}")
         raise OutboundRefused(
             f"{target.url} is refused: {'; '.join(reasons)} "
             "(reachable only if the operator allowlists its network)",

@@ -4,6 +4,9 @@ Callers translate these at one edge (the API maps refusals to 400/422, timeouts 
 everything else the remote side did wrong to 502); nothing should match on messages.
 """
 
+# The names (OutboundRefused, OutboundTimeout, …) are the agreed API, read as sentences.
+# ruff: noqa: N818
+
 from __future__ import annotations
 
 

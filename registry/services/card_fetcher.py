@@ -19,11 +19,14 @@ refusals propagate unchanged as ``registry.outbound.OutboundRefused`` (the API a
 all other failures are ``CardFetchError`` subclasses.
 """
 
+# The error names (CardNotFound, AgentTimeout, …) are the agreed API, read as sentences.
+# ruff: noqa: N818
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from registry.outbound import (
     OutboundError,
@@ -45,7 +48,7 @@ _JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a num
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class CardFetchError(Exception):
