@@ -17,7 +17,7 @@ _MAX_QUOTED = 80  # jsonschema messages quote whole instances; keep ours short a
 def schema_issues(card: dict[str, Any], version: str) -> list[Issue]:
     """Every violation of the v`version` AgentCard schema, with JSON-pointer paths."""
     validator = card_validator(version)
-    return unique_in_order(issue for error in validator.iter_errors(card) for issue in _issues_for(error, version))
+    return unique_in_order(issue for error in validator.iter_errors(card) for issue in issues_for_error(error, version))
 
 
 def compat_schema_issues(card: dict[str, Any], version: str) -> list[Issue]:
@@ -40,7 +40,8 @@ def json_type_name(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string"}.get(type(value), type(value).__name__)
 
 
-def _issues_for(error: ValidationError, version: str) -> Iterator[Issue]:
+def issues_for_error(error: ValidationError, version: str) -> Iterator[Issue]:
+    """The issues one jsonschema error stands for (one `required` error can name several fields)."""
     path = pointer(*error.absolute_path)
     keyword = error.validator
     if keyword == "required":
@@ -75,6 +76,10 @@ def _variant_issues(error: ValidationError, path: str, version: str) -> Iterator
     or what `type` may be, instead of jsonschema's 'not valid under any of the given schemas'."""
     variants = error.validator_value
     discriminators = [_discriminator(variant) for variant in variants]
+    if not isinstance(error.instance, dict) and all(_is_object_schema(variant) for variant in variants):
+        yield make_issue("wrong-type", path, f"must be an object (A2A v{version} schema), "
+                         f"not {json_type_name(error.instance)}")
+        return
     if isinstance(error.instance, dict) and all(discriminators):
         chosen = error.instance.get("type")
         if chosen not in discriminators:
@@ -83,7 +88,7 @@ def _variant_issues(error: ValidationError, path: str, version: str) -> Iterator
         branch = discriminators.index(chosen)
         for sub_error in error.context or ():
             if sub_error.relative_schema_path and sub_error.relative_schema_path[0] == branch:
-                yield from _issues_for(sub_error, version)
+                yield from issues_for_error(sub_error, version)
         return
     yield make_issue("no-matching-variant", path, f"matches none of the {len(variants)} allowed shapes "
                      f"(A2A v{version} schema): {_shorten(error.message, 200)}")
@@ -105,6 +110,10 @@ def _discriminator(variant: Any) -> str | None:
     type_schema = variant.get("properties", {}).get("type", {})
     value = type_schema.get("const") if isinstance(type_schema, dict) else None
     return value if isinstance(value, str) else None
+
+
+def _is_object_schema(variant: Any) -> bool:
+    return isinstance(variant, dict) and variant.get("type") == "object"
 
 
 def _article(noun: str) -> str:
