@@ -195,7 +195,7 @@ class CatalogService:
     def _without_known_urls(self, batch: list[tuple[int, CardRecord]]) -> _Partition:
         urls = [record.card_url for _, record in batch]
         with self._sessions() as session:
-            known = dict(session.execute(select(Agent.card_url, Agent.id).where(Agent.card_url.in_(urls))).tuples())
+            known = {row.card_url: row.id for row in session.execute(select(Agent.card_url, Agent.id).where(Agent.card_url.in_(urls)))}
         return _Partition(
             new=[(i, r) for i, r in batch if r.card_url not in known],
             known=[(i, r.card_url, known[r.card_url]) for i, r in batch if r.card_url in known],

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from click.testing import CliRunner
-from waitress.server import create_server
+from werkzeug.serving import make_server
 
 from cli.main import cli
 from registry.app import create_app
@@ -18,11 +18,12 @@ from tests.support.cards import make_card
 
 @pytest.fixture
 def registry_url(services) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    server = create_server(create_app(services=services), host="127.0.0.1", port=0, threads=4)
-    thread = threading.Thread(target=server.run, daemon=True)
+    server = make_server("127.0.0.1", 0, create_app(services=services), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.effective_port}"
-    server.close()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
 
 
 def run(*args: str, token: str | None = None, url: str) -> object:
