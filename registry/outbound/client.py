@@ -247,10 +247,7 @@ class SafeHttpClient:
     def _hop_timeout(self, target: Target, watch: Watch) -> Timeout:
         remaining = watch.remaining()
         if remaining <= 0:
-            raise OutboundTimeout(
-                f"{target.url}: no complete answer within the total deadline", url=target.url,
-                phase="total",
-            )
+            raise _deadline_passed(target)
         policy = self._policy
         return Timeout(
             connect=min(policy.connect_timeout, remaining), read=min(policy.read_timeout, remaining)
@@ -268,6 +265,10 @@ class SafeHttpClient:
                         url=target.url, limit=cap,
                     )
                 body = _read_capped(response, target, cap)
+                if watch.fired:
+                    # The watchdog's shutdown reads as an end of stream, so what arrived may
+                    # look complete (headers ended by EOF, a close-delimited body) but is not.
+                    raise _deadline_passed(target)
         except BaseException:
             _discard(response)
             raise
@@ -364,6 +365,13 @@ def _read_capped(response: BaseHTTPResponse, target: Target, cap: int) -> bytes:
                 f"{target.url} sent more than {cap} bytes", url=target.url, limit=cap
             )
     return b"".join(chunks)
+
+
+def _deadline_passed(target: Target) -> OutboundTimeout:
+    return OutboundTimeout(
+        f"{target.url}: no complete answer within the total deadline", url=target.url,
+        phase="total",
+    )
 
 
 def _discard(response: BaseHTTPResponse) -> None:

@@ -10,6 +10,7 @@ host:pinned-ip, kept in urllib3's thread-safe LRU of ``policy.pool_connections``
 
 from __future__ import annotations
 
+import functools
 import ssl
 from typing import Any
 
@@ -80,9 +81,10 @@ class _PinnedPoolManager(PoolManager):
         self.pool_classes_by_scheme = {"http": _PinnedHTTPPool, "https": _PinnedHTTPSPool}
 
 
+@functools.lru_cache(maxsize=8)
 def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
-    """One verifying context shared by all connections (loading a CA bundle per connection
-    costs milliseconds)."""
+    """One verifying context per CA bundle, shared by all connections and clients: loading
+    certifi's bundle takes ~150 ms, so it happens once, on the first https call."""
     context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED)
     context.load_verify_locations(cafile=ca_bundle or certifi.where())
     context.hostname_checks_common_name = False
@@ -96,20 +98,20 @@ class PinnedPools:
     """Connection pools per (scheme, host name, pinned IP, port). Thread-safe."""
 
     def __init__(self, policy: OutboundPolicy) -> None:
+        self._ca_bundle = policy.ca_bundle
         self._manager = _PinnedPoolManager(
             num_pools=policy.pool_connections,
             maxsize=policy.pool_maxsize,
             block=False,
-            ssl_context=tls_context(policy.ca_bundle),
             cert_reqs="CERT_REQUIRED",
         )
 
     def pool_for(self, target: Target, address: IPAddress) -> HTTPConnectionPool:
+        pool_kwargs: dict[str, Any] = {"server_hostname": target.host, "assert_hostname": target.host}
+        if target.scheme == "https":
+            pool_kwargs["ssl_context"] = tls_context(self._ca_bundle)
         return self._manager.connection_from_host(
-            str(address),
-            port=target.port,
-            scheme=target.scheme,
-            pool_kwargs={"server_hostname": target.host, "assert_hostname": target.host},
+            str(address), port=target.port, scheme=target.scheme, pool_kwargs=pool_kwargs
         )
 
     def close(self) -> None:

@@ -1,0 +1,131 @@
+"""Everyday behaviour of the client: requests, responses, errors, keep-alive across threads."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from registry.outbound import (
+    OutboundBadResponse,
+    OutboundConnectionError,
+    OutboundInvalidJson,
+    OutboundPolicy,
+    OutboundResponse,
+)
+from registry.outbound.policy import DEFAULT_USER_AGENT
+from tests.registry.outbound.loopback import ClientFactory, Exchange, Servers, closed_port
+
+
+def describe(exchange: Exchange) -> None:
+    seen = exchange.loopback.seen[-1]
+    document = {"method": seen.method, "headers": seen.headers, "body": seen.body.decode()}
+    exchange.reply(200, json.dumps(document).encode(), {"Content-Type": "application/json", "X-Twice": "a"})
+
+
+def test_get_sends_a_clear_user_agent_and_reads_json(servers: Servers, make_client: ClientFactory) -> None:
+    server = servers.start({"/d": describe})
+    response = make_client().get(server.url("/d?x=1"), headers={"Accept": "application/json"})
+    assert isinstance(response, OutboundResponse)
+    document = response.json()
+    assert isinstance(document, dict)
+    assert document["headers"]["user-agent"] == DEFAULT_USER_AGENT
+    assert document["headers"]["accept"] == "application/json"
+    assert response.headers["content-type"] == response.headers["CONTENT-TYPE"] == "application/json"
+    assert response.url == server.url("/d?x=1") and response.elapsed > 0
+    assert server.paths() == ["/d?x=1"]
+
+
+def test_post_json_and_raw_bodies(servers: Servers, make_client: ClientFactory) -> None:
+    server = servers.start({"/d": describe})
+    client = make_client()
+    sent = client.post(server.url("/d"), json={"task": "ü"}).json()
+    assert isinstance(sent, dict)
+    assert sent["body"] == '{"task":"ü"}' and sent["headers"]["content-type"] == "application/json"
+    raw = client.post(server.url("/d"), body=b"abc", headers={"content-type": "text/plain"}).json()
+    assert isinstance(raw, dict)
+    assert raw["body"] == "abc" and raw["headers"]["content-type"] == "text/plain"
+    with pytest.raises(ValueError):
+        client.post(server.url("/d"), body=b"x", json={})
+
+
+def test_a_caller_may_replace_the_user_agent(servers: Servers, make_client: ClientFactory) -> None:
+    server = servers.start({"/d": describe})
+    make_client().get(server.url("/d"), headers={"user-agent": "Agentdex-probe/1"})
+    assert server.seen[0].headers["user-agent"] == "Agentdex-probe/1"
+
+
+def test_repeated_header_fields_are_joined(servers: Servers, make_client: ClientFactory) -> None:
+    def twice(exchange: Exchange) -> None:
+        exchange.send_response(200)
+        exchange.send_header("Link", "<a>")
+        exchange.send_header("Link", "<b>")
+        exchange.send_header("Content-Length", "0")
+        exchange.end_headers()
+
+    server = servers.start({"/": twice})
+    response = make_client().get(server.url("/"))
+    assert response.headers["link"] == "<a>, <b>"
+    assert response.headers.get_all("LINK") == ["<a>", "<b>"]
+
+
+@pytest.mark.parametrize("body", [b"<html>", b"", b'{"a": NaN}', b"\xff\xfe{", b"[" * 100_000])
+def test_invalid_json_is_a_typed_error(body: bytes, servers: Servers, make_client: ClientFactory) -> None:
+    server = servers.start({"/": lambda exchange: exchange.reply(200, body)})
+    response = make_client().get(server.url("/"))
+    with pytest.raises(OutboundInvalidJson):
+        response.json()
+
+
+def test_head_and_empty_answers(servers: Servers, make_client: ClientFactory) -> None:
+    server = servers.start({"/": lambda exchange: exchange.reply(204)})
+    client = make_client()
+    assert client.request("HEAD", server.url("/")).body == b""
+    assert client.get(server.url("/")).status == 204
+
+
+def test_a_closed_port_is_a_connection_error(make_client: ClientFactory) -> None:
+    with pytest.raises(OutboundConnectionError, match="refused"):
+        make_client().get(f"http://127.0.0.1:{closed_port()}/")
+
+
+def test_a_garbage_answer_is_a_bad_response(servers: Servers, make_client: ClientFactory) -> None:
+    def garbage(exchange: Exchange) -> None:
+        exchange.write_raw(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+        exchange.close_connection = True
+
+    server = servers.start({"/": garbage})
+    with pytest.raises(OutboundBadResponse):
+        make_client().get(server.url("/"))
+
+
+def test_connections_are_kept_alive_and_shared_by_threads(servers: Servers, make_client: ClientFactory) -> None:
+    server = servers.start({"/": lambda exchange: exchange.reply(200, b"ok")})
+    client = make_client()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(lambda _: client.get(server.url("/")).status, range(200)))
+    assert statuses == [200] * 200
+    connections = {seen.client_port for seen in server.seen}
+    assert len(server.seen) == 200
+    assert len(connections) <= 8  # at most one per thread, each reused
+
+
+def test_a_connection_the_server_closed_is_replaced(servers: Servers, make_client: ClientFactory) -> None:
+    def once(exchange: Exchange) -> None:
+        exchange.reply(200, b"ok")
+        exchange.close_connection = True  # closes after answering, without saying so
+
+    server = servers.start({"/": once})
+    client = make_client()
+    assert [client.get(server.url("/")).body for _ in range(3)] == [b"ok"] * 3
+    assert len({seen.client_port for seen in server.seen}) == 3
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{"total_timeout": 0}, {"read_timeout": -1}, {"max_response_bytes": 0}, {"max_redirects": -1}, {"user_agent": "a\r\nb"}],
+)
+def test_a_nonsensical_policy_is_rejected(overrides: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        OutboundPolicy(**overrides)  # type: ignore[arg-type]
