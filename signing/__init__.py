@@ -1,0 +1,160 @@
+"""Agent Card signing and verification (A2A §8.4), interoperable with the official SDKs.
+
+A standalone library: it imports nothing from `registry/`, `cli/`, Flask or SQLAlchemy.
+
+Canonical payloads (`signing.canonical`)
+    canonicalize(card, form=CanonicalForm.SDK) -> bytes
+    canonical_payload(card, form=CanonicalForm.SDK) -> CanonicalPayload(form, schema_version, data, uncovered)
+    jcs(value) -> bytes                      RFC 8785 of any JSON value
+    CanonicalForm.SDK | STRICT | PLAIN       what a2a-sdk/@a2a-js sign | the spec text's rule | JCS of the card
+    detect_schema(card) -> CardSchema        which protocol version's fields apply (1.0, 0.3.0, ...)
+
+Signing (`signing.sign`)
+    sign_card(card, key, *, kid=None, jku=None, header_extras=None, unprotected_header=None,
+              form=CanonicalForm.SDK) -> dict       a copy with one more detached JWS
+
+Verifying (`signing.verify`, `signing.resolvers`, `signing.fetch`)
+    verify_card(card, resolver, policy=DEFAULT_POLICY) -> VerificationResult(ok, reason, signatures)
+    SignatureResult(index, outcome, kid, alg, key_source, key_thumbprint, form, uncovered, detail)
+    Outcome.VALID | INVALID | KEY_NOT_FOUND | UNSUPPORTED | MALFORMED
+    VerificationPolicy(mode=PolicyMode.ANY|ALL, required_kids=frozenset(), algorithms=CARD_ALGORITHMS,
+                       forms=(SDK, STRICT, PLAIN))
+    KeyResolver protocol: resolve(kid, jku) -> Iterator[KeyLookup(source, keys, rejected, problems)]
+    StaticKeyResolver(keys | KeySet, source="pinned"), StaticKeyResolver.from_jwks(document)
+    JwksUrlResolver(urls=(), *, allowed_origins=(), fetcher=None, ttl=300, min_refresh=30,
+                    clock=time.monotonic, unsafe=None)    https only; `jku` only from allowed origins
+    ChainResolver(resolvers)                 consults resolvers in order
+    JwksFetcher protocol: (url) -> bytes; RequestsJwksFetcher(timeout, max_bytes); UnsafeHttpLoopback()
+
+Keys (`signing.keys`, `signing.key_files`, `signing.algorithms`)
+    generate_key(alg="EdDSA", *, kid=None) -> SigningKey     Ed25519, P-256, P-384, RSA-3072
+    SigningKey(kid, algorithm, key_type, public: VerificationKey).sign(data)
+    VerificationKey(kid, key_type, algorithms, problem).verify(alg, signature, data), .thumbprint
+    signing_key(private_key, *, kid, alg), verification_key(public_key, *, kid, alg)
+    load_private_key_pem(data, password=None), save_private_key_pem(key, password=None)
+    load_public_key_pem(data), load_private_jwk(jwk), load_public_jwk(jwk), save_private_jwk(key)
+    load_signing_key(data, password=None), load_verification_keys(data, password=None) -> KeySet
+    parse_jwks(document) -> KeySet, public_jwk(key), private_jwk(key), public_jwks(keys), thumbprint(jwk)
+    Algorithm, KeyType, ALGORITHMS_BY_KEY_TYPE, CARD_ALGORITHMS, MIN_RSA_BITS
+
+Errors (`signing.errors`): SigningError > CardFormatError > CanonicalizationError; KeyFormatError >
+WeakKeyError; UnsupportedAlgorithmError; HeaderError; PolicyError > UnsafeUrlError;
+KeyResolutionError > JwksFetchError; MalformedSignatureError; UnsupportedSignatureError.
+"""
+
+from signing.algorithms import ALGORITHMS_BY_KEY_TYPE, CARD_ALGORITHMS, MIN_RSA_BITS, Algorithm, KeyType
+from signing.canonical import CanonicalForm, CanonicalPayload, canonical_payload, canonicalize, jcs
+from signing.card_schema import CardSchema, detect_schema
+from signing.errors import (
+    CanonicalizationError,
+    CardFormatError,
+    HeaderError,
+    JwksFetchError,
+    KeyFormatError,
+    KeyResolutionError,
+    MalformedSignatureError,
+    PolicyError,
+    SigningError,
+    UnsafeUrlError,
+    UnsupportedAlgorithmError,
+    UnsupportedSignatureError,
+    WeakKeyError,
+)
+from signing.fetch import JwksFetcher, RequestsJwksFetcher, UnsafeHttpLoopback
+from signing.key_files import (
+    KeySet,
+    load_private_jwk,
+    load_private_key_pem,
+    load_public_jwk,
+    load_public_key_pem,
+    load_signing_key,
+    load_verification_keys,
+    parse_jwks,
+    save_private_jwk,
+    save_private_key_pem,
+)
+from signing.keys import (
+    SigningKey,
+    VerificationKey,
+    generate_key,
+    private_jwk,
+    public_jwk,
+    public_jwks,
+    signing_key,
+    thumbprint,
+    verification_key,
+)
+from signing.resolvers import ChainResolver, JwksUrlResolver, KeyLookup, KeyResolver, StaticKeyResolver
+from signing.sign import sign_card
+from signing.verify import (
+    DEFAULT_POLICY,
+    Outcome,
+    PolicyMode,
+    SignatureResult,
+    VerificationPolicy,
+    VerificationResult,
+    verify_card,
+)
+
+__all__ = [
+    "ALGORITHMS_BY_KEY_TYPE",
+    "CARD_ALGORITHMS",
+    "DEFAULT_POLICY",
+    "MIN_RSA_BITS",
+    "Algorithm",
+    "CanonicalForm",
+    "CanonicalPayload",
+    "CanonicalizationError",
+    "CardFormatError",
+    "CardSchema",
+    "ChainResolver",
+    "HeaderError",
+    "JwksFetchError",
+    "JwksFetcher",
+    "JwksUrlResolver",
+    "KeyFormatError",
+    "KeyLookup",
+    "KeyResolutionError",
+    "KeyResolver",
+    "KeySet",
+    "KeyType",
+    "MalformedSignatureError",
+    "Outcome",
+    "PolicyError",
+    "PolicyMode",
+    "RequestsJwksFetcher",
+    "SignatureResult",
+    "SigningError",
+    "SigningKey",
+    "StaticKeyResolver",
+    "UnsafeHttpLoopback",
+    "UnsafeUrlError",
+    "UnsupportedAlgorithmError",
+    "UnsupportedSignatureError",
+    "VerificationKey",
+    "VerificationPolicy",
+    "VerificationResult",
+    "WeakKeyError",
+    "canonical_payload",
+    "canonicalize",
+    "detect_schema",
+    "generate_key",
+    "jcs",
+    "load_private_jwk",
+    "load_private_key_pem",
+    "load_public_jwk",
+    "load_public_key_pem",
+    "load_signing_key",
+    "load_verification_keys",
+    "parse_jwks",
+    "private_jwk",
+    "public_jwk",
+    "public_jwks",
+    "save_private_jwk",
+    "save_private_key_pem",
+    "sign_card",
+    "signing_key",
+    "thumbprint",
+    "verification_key",
+    "verify_card",
+]

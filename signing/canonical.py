@@ -19,26 +19,34 @@ from __future__ import annotations
 
 import enum
 import json
+import re
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import rfc8785
 
-from signing.card_schema import CardSchema, FieldSpec, Kind, MessageSpec, Shape, detect_schema
+from signing.card_schema import CardSchema, Kind, MessageSpec, Shape, detect_schema
 from signing.errors import CanonicalizationError, CardFormatError
 
 MAX_DEPTH = 128  # same bound as a2a-sdk's canonicaliser: deeper nesting is refused, not a crash
 _SAFE_INT = 2**53 - 1
 _DROP: Any = object()  # "leave this member out" (a sentinel; None is a JSON value)
+_SCALAR, _OPEN, _MESSAGE, _MAP = Kind.SCALAR, Kind.OPEN, Kind.MESSAGE, Kind.MAP  # globals: cheaper than Kind.X
 
-# json's C encoder writes exactly RFC 8785 bytes when the tree has no floats, no integers
-# beyond 2**53 and no object key outside the BMP: string escaping is identical (RFC 8785
-# §3.2.2.2) and code point order equals UTF-16 code unit order for BMP keys (§3.2.3).
-# Trees with any of those go to the `rfc8785` package; tests/signing check the two agree.
+# json's C encoder writes exactly RFC 8785 bytes for trees of strings, booleans, nulls and
+# integers within 2**53 whose object keys are all in the BMP: string escaping is identical
+# (RFC 8785 §3.2.2.2) and code point order equals UTF-16 code unit order for BMP keys
+# (§3.2.3). Floats are the one scalar it formats differently (repr, not ECMAScript), so the
+# walk swaps each float for a token string and the `rfc8785` package's text for that number
+# is put back in place of the quoted token. A tree with a non-BMP key goes wholly to
+# `rfc8785`. tests/signing check both paths against `rfc8785` on generated trees.
 _fast_jcs = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False, check_circular=False
 ).encode
+_NONCE = secrets.token_hex(8)  # unguessable, so no card string can pose as a token
+_FLOAT_TOKEN = re.compile('"\uffff' + _NONCE + r':(\d+)\uffff"')
 
 
 class CanonicalForm(enum.Enum):
@@ -79,20 +87,22 @@ def canonical_payload(card: Mapping[str, Any], form: CanonicalForm | str = Canon
     tree = reducer.open(body, 1) if form is CanonicalForm.PLAIN else reducer.message(body, schema.root, None, 1)
     if tree is _DROP:
         tree = {}
-    return CanonicalPayload(form, schema.version, jcs(tree, reducer.exotic), reducer.pointers())
+    return CanonicalPayload(form, schema.version, reducer.encode(tree), reducer.pointers())
 
 
-def jcs(tree: Any, exotic: bool = True) -> bytes:
-    """RFC 8785 bytes of a JSON tree. With `exotic=False` the caller vouches the tree has no floats,
-    no integers beyond 2**53 and no non-BMP object keys, and json's C encoder is used.
+def jcs(value: Any) -> bytes:
+    """RFC 8785 bytes of any JSON value (dicts, lists, str, int, float, bool, None).
 
-    Raises CanonicalizationError if the tree has no canonical form.
+    Raises CanonicalizationError if it has no canonical form.
     """
+    reducer = _Reducer(None, CanonicalForm.PLAIN)
+    return reducer.encode(reducer.open(value, 1))
+
+
+def _rfc8785(value: Any) -> bytes:
     try:
-        return rfc8785.dumps(tree) if exotic else _fast_jcs(tree).encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise CanonicalizationError("the card contains text that is not valid Unicode (a lone surrogate)") from error
-    except (rfc8785.CanonicalizationError, ValueError, TypeError) as error:
+        return rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError as error:
         raise CanonicalizationError(f"the card has no RFC 8785 form: {error}") from error
 
 
@@ -100,22 +110,27 @@ def _is_empty(value: Any) -> bool:
     return value is None or (type(value) in (str, list, dict) and not value)
 
 
-def _is_default(value: Any) -> bool:
-    kind = type(value)
-    if kind is bool or kind is str or kind is list or kind is dict:
-        return not value
-    return (kind is int or kind is float) and value == 0
-
-
 class _Reducer:
     """One walk of one card in one form: builds the reduced tree and notes what it drops."""
 
-    def __init__(self, schema: CardSchema, form: CanonicalForm) -> None:
-        self.proto = schema.proto and form is not CanonicalForm.PLAIN
+    def __init__(self, schema: CardSchema | None, form: CanonicalForm) -> None:
+        self.proto = schema is not None and schema.proto and form is not CanonicalForm.PLAIN
         self.clean = form is CanonicalForm.SDK
         self.strict = form is CanonicalForm.STRICT
-        self.exotic = False  # the tree needs the general JCS encoder (see `_fast_jcs`)
+        self.astral_keys = False  # the tree needs `rfc8785` throughout (see `_fast_jcs`)
+        self.floats: list[float] = []
         self._dropped: list[tuple[Any, Any]] = []
+
+    def encode(self, tree: Any) -> bytes:
+        """RFC 8785 bytes of a tree this walk built. Raises CanonicalizationError."""
+        try:
+            data = _rfc8785(tree) if self.astral_keys else _fast_jcs(tree).encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise CanonicalizationError("the card contains text that is not valid Unicode (a lone surrogate)") from error
+        if not self.floats:
+            return data
+        numbers = [_rfc8785(number) for number in self.floats]
+        return _FLOAT_TOKEN.sub(lambda match: numbers[int(match[1])].decode("ascii"), data.decode("utf-8")).encode("utf-8")
 
     def pointers(self) -> tuple[str, ...]:
         """JSON pointers of the non-empty members the walk left out."""
@@ -123,7 +138,7 @@ class _Reducer:
 
     def message(self, obj: Mapping[str, Any], spec: MessageSpec, node: Any, depth: int) -> Any:
         spec = spec.variant(obj)
-        fields = spec.fields
+        fields, clean, strict = spec.fields, self.clean, self.strict
         out = {}
         for key, value in obj.items():
             field = fields.get(key)
@@ -131,43 +146,46 @@ class _Reducer:
                 if not _is_empty(value):
                     self._dropped.append((node, key))
                 continue
-            if value is None or (self.proto and _is_default(value) and self._omits_default(field)):
+            # Every JSON default ("", false, 0, [], {}) is falsy and nothing else is (None aside).
+            if value is None or (not value and (field.omit_default_strict if strict else field.omit_default_sdk)):
                 continue
-            reduced = self.value(value, field.shape, (node, key), depth + 1)
+            kind = field.shape.kind
+            if kind is _SCALAR and type(value) is str:  # the common case, inline
+                if value or not clean:
+                    out[field.name] = value
+                continue
+            reduced = self.value(value, field.shape, (node, key), depth + 1) if kind is not _OPEN else self.open(value, depth + 1)
             if reduced is not _DROP:
                 out[field.name] = reduced
-        return _DROP if self.clean and not out else out
-
-    def _omits_default(self, field: FieldSpec) -> bool:
-        # ProtoJSON (a2a-sdk's MessageToDict) omits defaults of fields without presence; the
-        # spec text (§8.4.1) keeps them for REQUIRED and `optional` fields. A message (OPEN
-        # is a protobuf Struct here) that is present is never "at its default".
-        if field.shape.kind is Kind.MESSAGE or field.shape.kind is Kind.OPEN:
-            return False
-        return not (field.presence or (self.strict and field.required))
+        return _DROP if clean and not out else out
 
     def value(self, value: Any, shape: Shape, node: Any, depth: int) -> Any:
         kind = shape.kind
-        if kind is Kind.SCALAR or kind is Kind.OPEN or depth > MAX_DEPTH:
+        if kind is _SCALAR or kind is _OPEN or depth > MAX_DEPTH:
             return self.open(value, depth)
-        if kind is Kind.MESSAGE:
+        if kind is _MESSAGE:
             if isinstance(value, dict):
                 return self.message(value, shape.message, node, depth)  # type: ignore[arg-type]
         elif isinstance(value, list):
             return self._list(value, shape.item, node, depth)  # type: ignore[arg-type]
-        elif kind is Kind.MAP and isinstance(value, dict):
+        elif kind is _MAP and isinstance(value, dict):
             return self._map(value, shape.item, node, depth)  # type: ignore[arg-type]
         return self.open(value, depth)  # wrong type for the schema: kept as it is
 
     def _list(self, items: list[Any], item: Shape, node: Any, depth: int) -> Any:
         out = []
+        scalars, clean = item.kind is _SCALAR, self.clean
         for index, value in enumerate(items):
+            if scalars and type(value) is str:  # tags, modes, examples: inline
+                if value or not clean:
+                    out.append(value)
+                continue
             if value is None:
                 continue
             reduced = self.value(value, item, (node, index), depth + 1)
             if reduced is not _DROP:
                 out.append(reduced)
-        return _DROP if self.clean and not out else out
+        return _DROP if clean and not out else out
 
     def _map(self, entries: dict[Any, Any], item: Shape, node: Any, depth: int) -> Any:
         out = {}
@@ -206,17 +224,20 @@ class _Reducer:
 
     def _number(self, value: int | float) -> Any:
         if type(value) is float:
-            self.exotic = True
-        elif not -_SAFE_INT <= value <= _SAFE_INT:
+            return self._float(value)
+        if not -_SAFE_INT <= value <= _SAFE_INT:
             if not self.proto:
                 raise CanonicalizationError(f"integer {value} is beyond 2**53 and has no interoperable JSON form")
             # ProtoJSON: every number in a Struct is a double (a2a-sdk signs 2**60 as 1152921504606847000).
-            self.exotic = True
             try:
-                return float(value)
+                return self._float(float(value))
             except OverflowError as error:
                 raise CanonicalizationError(f"integer {value} is too large for a JSON number") from error
         return value
+
+    def _float(self, value: float) -> str:
+        self.floats.append(value)
+        return f"\uffff{_NONCE}:{len(self.floats) - 1}\uffff"
 
     def _other_scalar(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -230,7 +251,7 @@ class _Reducer:
             if not isinstance(key, str):
                 raise CanonicalizationError(f"object keys must be strings, not {type(key).__name__}")
         elif not key.isascii() and any(ord(ch) > 0xFFFF for ch in key):
-            self.exotic = True  # UTF-16 order differs from code point order for this key
+            self.astral_keys = True  # UTF-16 order differs from code point order for this key
 
 
 def _pointer(node: Any) -> str:

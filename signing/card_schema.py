@@ -37,12 +37,29 @@ class Shape:
 
 @dataclass(eq=False)
 class FieldSpec:
-    """One field: its JSON name, shape and presence flags (v1.0: REQUIRED, proto3 `optional`)."""
+    """One field: its JSON name, shape and presence flags (v1.0: REQUIRED, proto3 `optional`).
+
+    `omit_default_sdk`/`omit_default_strict`: whether a value equal to the field's default
+    ("", false, 0, empty list or map) is left out of that canonical form. ProtoJSON (what
+    a2a-sdk's MessageToDict writes) omits defaults of fields without presence; the spec text
+    (A2A §8.4.1) keeps them for REQUIRED and `optional` fields. A message that is present is
+    never at its default (OPEN is a protobuf Struct in v1.0). v0.x has no defaults.
+    """
 
     name: str
     shape: Shape
     required: bool = False
     presence: bool = False
+    omit_default_sdk: bool = False
+    omit_default_strict: bool = False
+
+    def with_proto_defaults(self) -> FieldSpec:
+        """This field under ProtoJSON default-value rules."""
+        if self.shape.kind in (Kind.MESSAGE, Kind.OPEN):
+            return self
+        self.omit_default_sdk = not self.presence
+        self.omit_default_strict = not (self.presence or self.required)
+        return self
 
 
 @dataclass(eq=False)
@@ -102,7 +119,7 @@ def _compile(
             assert match, f"bad shape {text!r} in {name}.{json_name}"
             flags = match["flags"]
             spec = FieldSpec(json_name, _parse_shape(match["shape"], messages), "!" in flags, "?" in flags)
-            messages[name].fields[json_name] = spec
+            messages[name].fields[json_name] = spec.with_proto_defaults() if proto else spec
         for proto_name, json_name in aliases.get(name, {}).items():
             messages[name].fields[proto_name] = messages[name].fields[json_name]
     for name, by_type in unions.items():
