@@ -39,6 +39,19 @@ def exit_code_for(error: BaseException) -> ExitCode:
     """Map any library error to the exit code a pipeline should see."""
     if isinstance(error, CliError):
         return error.exit_code
+    signing_errors = sys.modules.get("signing.errors")  # only loaded if a signing error can exist
+    if signing_errors is not None and isinstance(error, signing_errors.SigningError):
+        return _signing_exit_code(error, signing_errors)
+    return ExitCode.FAILED
+
+
+def _signing_exit_code(error: BaseException, errors: Any) -> ExitCode:
+    # Keys/JWKS that could not be obtained: 3. Bad keys, algorithms, headers or options given
+    # on the command line: 2. A card that cannot be signed or verified as given: 1.
+    if isinstance(error, errors.KeyResolutionError):
+        return ExitCode.UNRESOLVED
+    if isinstance(error, errors.KeyFormatError | errors.UnsupportedAlgorithmError | errors.HeaderError | errors.PolicyError):
+        return ExitCode.USAGE
     return ExitCode.FAILED
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
+import cli.card_signing  # noqa: F401  (attaches `canonicalize`, `sign`, `verify` to the `card` group)
 import cli.card_validate  # noqa: F401  (attaches `validate` to the `card` group)
+import cli.keys_cmds  # noqa: F401  (attaches `generate`, `jwks` to the `keys` group)
 from cli import catalog
 from cli.card import card
 from cli.keys import keys

@@ -1,0 +1,196 @@
+"""`agentdex card canonicalize | sign | verify`: offline Agent Card signing for release pipelines.
+
+Exit codes (cli.exits): 0 ok; 1 the card cannot be signed/verified, or a signature is invalid or
+missing; 2 usage (unreadable file, not JSON, bad key or option); 3 no key could be resolved.
+Nothing touches the network unless a JWKS URL is given (`--jwks URL`, or `--allow-origin` for
+a signature's `jku`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cli.card import card
+from cli.card_validate import _parse_json
+from cli.exits import CliError, ExitCode, exit_code_for, reports_errors
+
+if TYPE_CHECKING:
+    from signing import KeyResolver, VerificationResult
+
+STDIO = "-"
+FORMS = ("sdk", "strict", "plain")
+
+
+@contextlib.contextmanager
+def signing_errors() -> Iterator[None]:
+    """Turn `signing` errors into CliError with the exit code `cli.exits` assigns them."""
+    from signing import SigningError
+
+    try:
+        yield
+    except SigningError as error:
+        raise CliError(str(error), exit_code_for(error)) from error
+
+
+def read_bytes(source: str, what: str) -> bytes:
+    """Bytes of a file or standard input (`-`). Raises CliError (exit 2) if it cannot be read."""
+    if source == STDIO:
+        return click.get_binary_stream("stdin").read()
+    try:
+        return Path(source).read_bytes()
+    except FileNotFoundError:
+        raise CliError(f"no such {what} file: {source}", ExitCode.USAGE) from None
+    except OSError as error:
+        raise CliError(f"cannot read {source}: {error.strerror or error}", ExitCode.USAGE) from None
+
+
+def password_from(env_name: str | None) -> bytes | None:
+    """The key password held in environment variable `env_name` (never on the command line)."""
+    if env_name is None:
+        return None
+    value = os.environ.get(env_name)
+    if value is None:
+        raise CliError(f"environment variable {env_name} (--password-env) is not set", ExitCode.USAGE)
+    return value.encode()
+
+
+def _read_card(source: str) -> dict[str, Any]:
+    document = _parse_json(read_bytes(source, "card"), source)
+    if not isinstance(document, dict):
+        raise CliError(f"{source}: an Agent Card must be a JSON object", ExitCode.FAILED)
+    return document
+
+
+@card.command("canonicalize")
+@click.argument("card_file", metavar="CARD")
+@click.option("--form", type=click.Choice(FORMS), default="sdk", show_default=True,
+              help="sdk: what the official SDKs sign; strict: the spec text's rule; plain: JCS of the card.")
+@reports_errors
+def canonicalize_command(card_file: str, form: str) -> None:
+    """Print the exact bytes a signature over CARD covers (`-` reads standard input)."""
+    from signing import canonicalize
+
+    with signing_errors():
+        payload = canonicalize(_read_card(card_file), form)
+    click.get_binary_stream("stdout").write(payload)
+
+
+@card.command("sign")
+@click.argument("card_file", metavar="CARD")
+@click.option("--key", "key_file", required=True, help="Private key: PEM (PKCS#8) or private JWK file.")
+@click.option("--kid", help="Key id for the header (default: the key's kid, else its RFC 7638 thumbprint).")
+@click.option("--jku", help="URL of the JWKS that publishes the public key (https).")
+@click.option("--out", "out", default=STDIO, show_default=True, help="Where to write the signed card.")
+@click.option("--password-env", metavar="VAR", help="Environment variable holding the key's password.")
+@reports_errors
+def sign_command(card_file: str, key_file: str, kid: str | None, jku: str | None, out: str,
+                 password_env: str | None) -> None:
+    """Add a detached JWS to CARD's signatures (existing signatures are kept).
+
+    The payload is the card's canonical form that the official SDKs verify (see `canonicalize`).
+    Fields that form does not cover (unknown fields, 0.3 compatibility fields on a v1.0 card)
+    are listed on standard error.
+    """
+    from signing import canonical_payload, load_signing_key, sign_card
+
+    with signing_errors():
+        key = load_signing_key(read_bytes(key_file, "key"), password_from(password_env))
+        document = _read_card(card_file)
+        signed = sign_card(document, key, kid=kid, jku=jku)
+        uncovered = canonical_payload(document).uncovered
+    _write(out, (json.dumps(signed, indent=2, ensure_ascii=False) + "\n").encode())
+    click.echo(f"signed with {key.algorithm.value} key {kid or key.kid}", err=True)
+    if uncovered:
+        click.echo(f"warning: the signature does not cover {', '.join(uncovered)}", err=True)
+
+
+def _write(out: str, data: bytes) -> None:
+    if out == STDIO:
+        click.get_binary_stream("stdout").write(data)
+        return
+    try:
+        Path(out).write_bytes(data)
+    except OSError as error:
+        raise CliError(f"cannot write {out}: {error.strerror or error}", ExitCode.USAGE) from None
+
+
+@card.command("verify")
+@click.argument("card_file", metavar="CARD")
+@click.option("--jwks", "jwks", multiple=True, metavar="FILE_OR_URL", help="Trusted JWKS (file, or https URL).")
+@click.option("--key", "keys", multiple=True, metavar="PUBLIC_KEY", help="Trusted key: PEM, JWK or JWKS file.")
+@click.option("--allow-origin", "origins", multiple=True, metavar="ORIGIN",
+              help="Follow a signature's jku when it is on this https origin.")
+@click.option("--require-kid", "required_kids", multiple=True, metavar="KID",
+              help="A valid signature with this kid is required.")
+@click.option("--policy", type=click.Choice(["any", "all"]), default="any", show_default=True,
+              help="any: at least one valid signature; all: every signature valid.")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-signature results as JSON.")
+@click.option("--password-env", metavar="VAR", help="Password for encrypted private PEMs given as --key.")
+@click.option("--unsafe-allow-http-loopback", is_flag=True,
+              help="UNSAFE, for tests: allow plain-http JWKS URLs on 127.0.0.1/localhost.")
+@reports_errors
+def verify_command(card_file: str, jwks: tuple[str, ...], keys: tuple[str, ...], origins: tuple[str, ...],
+                   required_kids: tuple[str, ...], policy: str, as_json: bool, password_env: str | None,
+                   unsafe_allow_http_loopback: bool) -> None:
+    """Verify CARD's signatures. Exit 0 when the policy holds, 1 when a signature is invalid or
+    missing, 3 when no key could be resolved, 2 for usage errors."""
+    from signing import VerificationPolicy, verify_card
+
+    with signing_errors():
+        resolver = _resolver(jwks, keys, origins, password_from(password_env), unsafe_allow_http_loopback)
+        document = _read_card(card_file)
+        result = verify_card(document, resolver, VerificationPolicy(mode=policy, required_kids=frozenset(required_kids)))
+    click.echo(json.dumps(result.to_dict(), indent=2) if as_json else describe(result, card_file, policy))
+    if not (jwks or keys or origins) and not result.ok:
+        click.echo("hint: no keys given; pass --key, --jwks or --allow-origin", err=True)
+    sys.exit(int(verify_exit_code(result)))
+
+
+def _resolver(jwks: tuple[str, ...], keys: tuple[str, ...], origins: tuple[str, ...], password: bytes | None,
+              unsafe: bool) -> KeyResolver:
+    from signing import ChainResolver, JwksUrlResolver, StaticKeyResolver, UnsafeHttpLoopback, load_verification_keys
+
+    urls = [source for source in jwks if source.startswith(("https://", "http://"))]
+    files = [(f"key:{path}", path) for path in keys] + [(f"jwks:{path}", path) for path in jwks if path not in urls]
+    resolvers: list[KeyResolver] = [
+        StaticKeyResolver(load_verification_keys(read_bytes(path, "key"), password), source)
+        for source, path in files
+    ]
+    if urls or origins:
+        unsafe_option = UnsafeHttpLoopback() if unsafe else None
+        resolvers.append(JwksUrlResolver(urls, allowed_origins=origins, unsafe=unsafe_option))
+    return ChainResolver(resolvers)
+
+
+def verify_exit_code(result: VerificationResult) -> ExitCode:
+    """0 when the policy holds; 3 when every failing signature only lacked a key; else 1."""
+    from signing import Outcome
+
+    if result.ok:
+        return ExitCode.OK
+    failing = [s for s in result.signatures if s.outcome is not Outcome.VALID]
+    if failing and all(s.outcome is Outcome.KEY_NOT_FOUND for s in failing):
+        return ExitCode.UNRESOLVED
+    return ExitCode.FAILED
+
+
+def describe(result: VerificationResult, source: str, policy: str) -> str:
+    """The human form: a verdict line, then one line per signature (and what it does not cover)."""
+    name = "standard input" if source == STDIO else source
+    lines = [f"{name}: {'verified' if result.ok else 'NOT VERIFIED'} (policy {policy}) — {result.reason}"]
+    for s in result.signatures:
+        facts = [f"kid={s.kid}", f"alg={s.alg}"]
+        if s.form is not None:
+            facts += [f"form={s.form.value}", f"source={s.key_source}"]
+        lines.append(f"  #{s.index} {s.outcome.value:<13} {' '.join(facts)}" + ("" if s.form else f" — {s.detail}"))
+        if s.uncovered:
+            lines.append(f"      not covered: {', '.join(s.uncovered)}")
+    return "\n".join(lines)
