@@ -24,7 +24,14 @@ from signing.errors import (
     SigningError,
     UnsupportedSignatureError,
 )
-from signing.jws import MAX_PROTECTED_HEADER_BYTES, MAX_SIGNATURE_BYTES, JwsHeader, b64url_decode, b64url_encode, parse_header
+from signing.jws import (
+    MAX_PROTECTED_HEADER_BYTES,
+    MAX_SIGNATURE_BYTES,
+    JwsHeader,
+    b64url_decode,
+    b64url_encode,
+    parse_header,
+)
 from signing.keys import VerificationKey
 from signing.resolvers import KeyResolver
 
