@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from registry.outbound import OutboundInvalidUrl, OutboundPolicy, OutboundRefused, SafeHttpClient
@@ -250,6 +250,8 @@ def test_cache_control_max_age(header: str | None, expected: int | None) -> None
     assert parse_max_age(header) == expected
 
 
+# No deadline: a shared 2-core machine under load makes pure-CPU timings noisy.
+@settings(deadline=None)
 @given(st.text())
 def test_max_age_parsing_never_fails(header: str) -> None:
     result = parse_max_age(header)
