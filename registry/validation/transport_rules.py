@@ -127,8 +127,9 @@ def _v03_transport_issues(card: dict[str, Any], flavor: str) -> list[Issue]:
         if (interface.get("url"), transport) in declared:
             issues.append(make_issue("interface-duplicate", path, "this interface repeats an earlier entry"))
         declared.append((interface.get("url"), transport))
-    if isinstance(url, str) and "additionalInterfaces" in card:
-        issues += _main_url_consistency(url, preferred or DEFAULT_TRANSPORT, declared)
+    transport = DEFAULT_TRANSPORT if preferred is None else preferred
+    if isinstance(url, str) and isinstance(transport, str) and "additionalInterfaces" in card:
+        issues += _main_url_consistency(url, transport, declared)
     return issues
 
 
@@ -136,7 +137,7 @@ def _main_url_consistency(url: str, transport: str, declared: list[tuple[Any, An
     """§5.6.4: the same URL must not declare conflicting transports, and additionalInterfaces
     should include the main url with its preferredTransport. A URL may serve several transports
     (§5.6.2), so a conflict is the main url listed only with transports other than the preferred one."""
-    at_main_url = {transport_ for url_, transport_ in declared if url_ == url}
+    at_main_url = {transport_ for url_, transport_ in declared if url_ == url and isinstance(transport_, str)}
     if at_main_url and transport not in at_main_url:
         listed = ", ".join(sorted(str(t) for t in at_main_url))
         return [make_issue("transport-conflict", "/url", f"`url` serves {transport} (preferredTransport), but "
