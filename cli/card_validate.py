@@ -47,7 +47,8 @@ def _read_source(source: str) -> bytes:
         raise CliError("fetching URLs is not supported yet; save the card to a file and validate that",
                        ExitCode.USAGE)
     if source == STDIN:
-        return click.get_binary_stream("stdin").read()
+        with click.open_file(STDIN, "rb") as stream:
+            return stream.read()
     try:
         return Path(source).read_bytes()
     except FileNotFoundError:
