@@ -28,11 +28,11 @@ def db() -> None:
 def db_upgrade() -> None:
     """Apply every pending migration (SQLite or PostgreSQL)."""
     from registry.db import make_engine
-    from registry.migrate import current_revision, upgrade
+    from registry.migrate import current_revisions, upgrade
 
     engine = make_engine(_settings().database_url)
     upgrade(engine)
-    click.echo(f"database at revision {current_revision(engine)}")
+    click.echo(f"database at revision {', '.join(sorted(current_revisions(engine)))}")
 
 
 @click.command()
@@ -64,9 +64,9 @@ def serve(host: str, port: int, threads: int) -> None:
 
 
 def _prepare_schema(engine, *, upgrade_existing: bool) -> None:  # type: ignore[no-untyped-def]
-    from registry.migrate import current_revision, head_revision, is_empty, upgrade
+    from registry.migrate import is_current, is_empty, upgrade
 
     if is_empty(engine) or upgrade_existing:
         upgrade(engine)
-    elif current_revision(engine) != head_revision(engine):
+    elif not is_current(engine):
         raise CliError("the database schema is out of date: run `agentdex db upgrade` first", ExitCode.FAILED)

@@ -20,21 +20,26 @@ def alembic_config(engine: Engine) -> Config:
     return config
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Bring the database to `revision` (default: the newest)."""
+def upgrade(engine: Engine, revision: str = "heads") -> None:
+    """Bring the database to `revision` (default: every head; features add independent branches)."""
     config = alembic_config(engine)
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
 
 
-def current_revision(engine: Engine) -> str | None:
+def current_revisions(engine: Engine) -> frozenset[str]:
     with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+        return frozenset(MigrationContext.configure(connection).get_current_heads())
 
 
-def head_revision(engine: Engine) -> str | None:
-    return ScriptDirectory.from_config(alembic_config(engine)).get_current_head()
+def head_revisions(engine: Engine) -> frozenset[str]:
+    return frozenset(ScriptDirectory.from_config(alembic_config(engine)).get_heads())
+
+
+def is_current(engine: Engine) -> bool:
+    """True when every migration has been applied."""
+    return current_revisions(engine) == head_revisions(engine)
 
 
 def is_empty(engine: Engine) -> bool:

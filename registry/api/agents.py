@@ -33,13 +33,9 @@ def _services() -> Any:
     return current_app.extensions["agentdex"]
 
 
-def _agent_response(agent_id: str, status: int = 200) -> Response:
+def _agent_response(agent_id: str) -> Response:
     row, skills = _services().discovery.get(agent_id)
-    response = jsonify(agent_json(row, skills))
-    response.status_code = status
-    if status == 201:
-        response.headers["Location"] = url_for("agents.get_agent", agent_id=agent_id)
-    return response
+    return jsonify(agent_json(row, skills))
 
 
 @bp.post("")
@@ -52,11 +48,14 @@ def register() -> Response:
         if not isinstance(body["card"], dict):
             raise InvalidRequest("card must be a JSON object (the Agent Card)")
         card_url = string_field(body, "cardUrl", required=True)
-        agent_id = _services().catalog.register_card(actor, body["card"], card_url or "")
+        snapshot = _services().catalog.register_card(actor, body["card"], card_url or "")
     else:
         url = string_field(body, "url", required=True)
-        agent_id = _services().catalog.register_from_url(actor, url or "")
-    return _agent_response(agent_id, 201)
+        snapshot = _services().catalog.register_from_url(actor, url or "")
+    response = jsonify(agent_json(snapshot.agent, snapshot.skills))
+    response.status_code = 201
+    response.headers["Location"] = url_for("agents.get_agent", agent_id=snapshot.agent.id)
+    return response
 
 
 @bp.post("/import")

@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import uuid
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
@@ -19,11 +20,23 @@ from registry.models import Agent, AgentCard, AuditEntry
 from registry.models.types import utcnow
 from registry.services.card_fetcher import CardFetcher, FetchedCard, NotModified
 from registry.services.card_urls import canonical_card_url
-from registry.services.catalog_index import CardRecord, CatalogWriter, card_values
+from registry.services.catalog_index import CardRecord, CatalogWriter, agent_values, card_values, skill_rows
 from registry.services.tokens import Actor
 from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentSnapshot:
+    """An agent as just written, shaped like the rows the API presents (saves a read-back)."""
+
+    agent: SimpleNamespace
+    skills: list[SimpleNamespace]
+
+    @classmethod
+    def of(cls, columns: dict[str, Any], skills: list[dict[str, Any]]) -> AgentSnapshot:
+        return cls(SimpleNamespace(**columns), [SimpleNamespace(**row) for row in skills])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,12 +63,13 @@ class CatalogService:
         self._limits = limits
         self._clock = clock
         self._new_id = new_id
-        self._writer = CatalogWriter(sessions.kw["bind"].dialect.name)
+        self._engine = sessions.kw["bind"]
+        self._writer = CatalogWriter(self._engine.dialect.name)
 
     # -- registration ---------------------------------------------------------------------
 
-    def register_from_url(self, actor: Actor, url: str) -> str:
-        """Discover, fetch, validate and store an agent. Returns its id.
+    def register_from_url(self, actor: Actor, url: str) -> AgentSnapshot:
+        """Discover, fetch, validate and store an agent. Returns it as stored.
 
         Raises InvalidRequest, Conflict, InvalidCard and the fetcher's errors.
         """
@@ -64,7 +78,7 @@ class CatalogService:
         record = self._record_from_fetch(fetched, canonical_card_url(fetched.card_url))
         return self._insert_one(actor, record)
 
-    def register_card(self, actor: Actor, card: object, card_url: str, raw: bytes | None = None) -> str:
+    def register_card(self, actor: Actor, card: object, card_url: str, raw: bytes | None = None) -> AgentSnapshot:
         """Store an uploaded card (source `pushed`). Raises InvalidRequest, Conflict, InvalidCard."""
         record = self._record(card, raw, canonical_card_url(card_url), source="pushed")
         return self._insert_one(actor, record)
@@ -154,21 +168,23 @@ class CatalogService:
             raise InvalidRequest('each item needs {"card": {...}, "cardUrl": "..."}')
         return self._record(item["card"], None, canonical_card_url(item.get("cardUrl", "")), source="pushed")
 
-    def _new_agent_columns(self, actor: Actor) -> dict[str, Any]:
+    def _new_agent_columns(self, actor: Actor, record: CardRecord) -> dict[str, Any]:
         now = self._clock()
-        return {"id": self._new_id(), "owner_id": actor.principal_id, "created_at": now, "updated_at": now}
+        return {
+            **agent_values(record), "id": self._new_id(), "owner_id": actor.principal_id, "status": "active",
+            "status_message": None, "card_version": 1, "created_at": now, "updated_at": now,
+        }
 
-    def _insert_one(self, actor: Actor, record: CardRecord) -> str:
-        extra = self._new_agent_columns(actor)
+    def _insert_one(self, actor: Actor, record: CardRecord) -> AgentSnapshot:
+        columns = self._new_agent_columns(actor, record)
         try:
-            with self._sessions.begin() as session:
-                conn = session.connection()
-                self._writer.insert_agents(conn, [(record, extra)])
-                self._audit(conn, actor, "agent.register", extra["id"], {"cardUrl": record.card_url})
+            with self._engine.begin() as conn:
+                self._writer.insert_agents(conn, [(record, columns)])
+                self._audit(conn, actor, "agent.register", columns["id"], {"cardUrl": record.card_url})
         except IntegrityError:
             self._refuse_known_url(record.card_url)
             raise
-        return str(extra["id"])
+        return AgentSnapshot.of(columns, skill_rows(0, record.summary))
 
     def _insert_batch(self, actor: Actor, batch: list[tuple[int, CardRecord]]) -> list[ImportOutcome]:
         """Insert the batch in one transaction; on a duplicate URL fall back to one by one."""
@@ -176,10 +192,9 @@ class CatalogService:
         outcomes = [ImportOutcome(i, error=_conflict(url, agent_id)) for i, url, agent_id in fresh.known]
         if not fresh.new:
             return outcomes
-        extras = [self._new_agent_columns(actor) for _ in fresh.new]
+        extras = [self._new_agent_columns(actor, r) for _, r in fresh.new]
         try:
-            with self._sessions.begin() as session:
-                conn = session.connection()
+            with self._engine.begin() as conn:
                 self._writer.insert_agents(conn, [(r, e) for (_, r), e in zip(fresh.new, extras)])
                 self._audit(conn, actor, "agent.import", None, {"count": len(extras)})
         except IntegrityError:  # a duplicate inside the batch, or a race with another writer
@@ -188,7 +203,7 @@ class CatalogService:
 
     def _insert_one_outcome(self, actor: Actor, index: int, record: CardRecord) -> ImportOutcome:
         try:
-            return ImportOutcome(index, agent_id=self._insert_one(actor, record))
+            return ImportOutcome(index, agent_id=self._insert_one(actor, record).agent.id)
         except Conflict as error:
             return ImportOutcome(index, error=_error_dict(error))
 

@@ -4,13 +4,14 @@ and its full-text document. Written with Core statements because registration is
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 import datetime as dt
 import hashlib
 import re
 import unicodedata
 from typing import Any
 
-import rfc8785
 from sqlalchemy import Connection, delete, insert, text
 
 from registry.models import Agent, AgentCard, AgentTerm, Skill
@@ -36,10 +37,16 @@ class CardRecord:
     etag: str | None = None
     last_modified: str | None = None
 
-    @property
+    @functools.cached_property
     def sha256(self) -> str:
-        # Identity of the card's content: JCS makes key order and whitespace irrelevant.
-        return hashlib.sha256(rfc8785.dumps(self.card)).hexdigest()
+        """Identity of the card's content, independent of key order and white space.
+
+        Sorted-key compact JSON is canonical enough for change detection and is produced by the
+        C encoder; full RFC 8785 is reserved for signing, where byte-exactness across
+        implementations matters (and costs ~10x more in pure Python).
+        """
+        canonical = json.dumps(self.card, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def normalize_tag(tag: str) -> str:
@@ -155,15 +162,13 @@ class TextIndex:
 
     def __init__(self, dialect: str) -> None:
         self.sqlite = dialect == "sqlite"
+        table = "agent_fts(rowid, document)" if self.sqlite else "agent_search(agent_pk, document)"
+        self._insert = text(f"INSERT INTO {table} VALUES (:agent_pk, :document)")
 
     def write(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         """Insert documents: rows of {"agent_pk", "document"}."""
-        if not rows:
-            return
-        if self.sqlite:
-            conn.execute(text("INSERT INTO agent_fts(rowid, document) VALUES (:agent_pk, :document)"), rows)
-        else:
-            conn.execute(text("INSERT INTO agent_search(agent_pk, document) VALUES (:agent_pk, :document)"), rows)
+        if rows:
+            conn.execute(self._insert, rows)
 
     def remove(self, conn: Connection, agent_pk: int) -> None:
         table, column = ("agent_fts", "rowid") if self.sqlite else ("agent_search", "agent_pk")
@@ -185,19 +190,27 @@ class TextIndex:
         return " & ".join(f"{w}:*" for w in words)
 
 
+AGENT_INSERT = insert(Agent).returning(Agent.pk, sort_by_parameter_order=True)
+CARD_INSERT = insert(AgentCard)
+SKILL_INSERT = insert(Skill)
+TERM_INSERT = insert(AgentTerm)
+
+
 class CatalogWriter:
-    """Writes and rewrites the rows behind an agent inside the caller's transaction."""
+    """Writes and rewrites the rows behind an agent inside the caller's transaction.
+
+    Statements are built once: registration is the hot path, and SQLAlchemy caches compiled
+    forms per statement object.
+    """
 
     def __init__(self, dialect: str) -> None:
         self.text_index = TextIndex(dialect)
 
     def insert_agents(self, conn: Connection, batch: list[tuple[CardRecord, dict[str, Any]]]) -> list[int]:
-        """Insert agents (record, extra agent columns such as id/owner/times); return their pks."""
-        agent_params = [{**agent_values(record), **extra} for record, extra in batch]
-        result = conn.execute(insert(Agent).returning(Agent.pk, sort_by_parameter_order=True), agent_params)
-        pks = [row.pk for row in result]
-        conn.execute(insert(AgentCard), [card_values(record, pk, 1) for (record, _), pk in zip(batch, pks)])
-        self._index(conn, [(pk, record.summary, params) for pk, (record, _), params in zip(pks, batch, agent_params)])
+        """Insert agents given (record, full agent columns); return their pks in order."""
+        pks = [row.pk for row in conn.execute(AGENT_INSERT, [columns for _, columns in batch])]
+        conn.execute(CARD_INSERT, [card_values(record, pk, 1) for (record, _), pk in zip(batch, pks)])
+        self._index(conn, [(pk, record.summary, columns) for pk, (record, columns) in zip(pks, batch)])
         return pks
 
     def reindex(self, conn: Connection, agent_pk: int, record: CardRecord) -> dict[str, Any]:
@@ -217,7 +230,7 @@ class CatalogWriter:
         skills = [row for pk, summary, _ in items for row in skill_rows(pk, summary)]
         terms = [row for pk, summary, values in items for row in term_rows(pk, values, summary)]
         if skills:
-            conn.execute(insert(Skill), skills)
+            conn.execute(SKILL_INSERT, skills)
         if terms:
-            conn.execute(insert(AgentTerm), terms)
+            conn.execute(TERM_INSERT, terms)
         self.text_index.write(conn, [{"agent_pk": pk, "document": search_document(s)} for pk, s, _ in items])

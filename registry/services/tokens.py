@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import hmac
 import secrets
+import time
 from collections.abc import Callable, Iterable
 
 from sqlalchemy import func, select
@@ -49,9 +50,21 @@ def hash_token(token: str) -> str:
 
 
 class TokenService:
-    def __init__(self, sessions: sessionmaker[Session], clock: Callable[[], dt.datetime] = utcnow) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        clock: Callable[[], dt.datetime] = utcnow,
+        *,
+        cache_seconds: float = 5.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._sessions = sessions
         self._clock = clock
+        # Each write request authenticates; a few seconds of caching removes a query from the hot
+        # path. The price: a revoked token keeps working for at most `cache_seconds`.
+        self._cache: dict[str, tuple[float, Actor]] = {}
+        self._cache_seconds = cache_seconds
+        self._monotonic = monotonic
 
     def create(self, name: str, scopes: Iterable[str], principal: str | None = None) -> IssuedToken:
         """Create a token for `principal` (default: a principal named like the token).
@@ -85,6 +98,17 @@ class TokenService:
     def authenticate(self, token: str) -> Actor:
         """Return the actor behind a bearer token. Raises Unauthorized."""
         digest = hash_token(token)
+        cached = self._cache.get(digest)
+        now = self._monotonic()
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        actor = self._lookup(digest)
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[digest] = (now + self._cache_seconds, actor)
+        return actor
+
+    def _lookup(self, digest: str) -> Actor:
         with self._sessions() as session:
             row = session.execute(
                 select(ApiToken.token_hash, ApiToken.scopes, Principal.id, Principal.name)
