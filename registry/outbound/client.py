@@ -24,13 +24,13 @@ from urllib3.exceptions import ProtocolError
 from urllib3.util import Timeout
 
 from registry.outbound.addresses import IPAddress, display_address, refusal_reason
+from registry.outbound.body import content_length, deadline_passed, discard, read_capped
 from registry.outbound.deadline import DeadlineWatchdog, Watch, watching
 from registry.outbound.errors import (
     OutboundConnectionError,
     OutboundError,
     OutboundInvalidUrl,
     OutboundRefused,
-    OutboundTimeout,
     OutboundTooLarge,
     OutboundTooManyRedirects,
 )
@@ -47,7 +47,6 @@ _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 # Never carried to another origin by a redirect (as in requests and browsers).
 _CREDENTIAL_FIELDS = frozenset({"authorization", "cookie", "proxy-authorization"})
-_READ_CHUNK = 65_536
 _REDIRECT_BODY_LIMIT = 65_536
 
 
@@ -213,7 +212,7 @@ class SafeHttpClient:
                     )
                 next_hop = self._redirected(hop, response.status, location)
             except BaseException:
-                _discard(response)
+                discard(response)
                 raise
             self._drain(response, hop.target, watch)
             hop, redirects = next_hop, redirects + 1
@@ -247,7 +246,7 @@ class SafeHttpClient:
     def _hop_timeout(self, target: Target, watch: Watch) -> Timeout:
         remaining = watch.remaining()
         if remaining <= 0:
-            raise _deadline_passed(target)
+            raise deadline_passed(target)
         policy = self._policy
         return Timeout(
             connect=min(policy.connect_timeout, remaining), read=min(policy.read_timeout, remaining)
@@ -258,19 +257,19 @@ class SafeHttpClient:
     ) -> bytes:
         try:
             with translated(target.url, watch):
-                declared = _content_length(response)
+                declared = content_length(response)
                 if declared is not None and declared > cap:
                     raise OutboundTooLarge(
                         f"{target.url} announces {declared} bytes, over the limit of {cap}",
                         url=target.url, limit=cap,
                     )
-                body = _read_capped(response, target, cap)
+                body = read_capped(response, target, cap)
                 if watch.fired:
                     # The watchdog's shutdown reads as an end of stream, so what arrived may
                     # look complete (headers ended by EOF, a close-delimited body) but is not.
-                    raise _deadline_passed(target)
+                    raise deadline_passed(target)
         except BaseException:
-            _discard(response)
+            discard(response)
             raise
         response.release_conn()
         return body
@@ -346,36 +345,3 @@ class SafeHttpClient:
 
 def _without(headers: Mapping[str, str], lowered_names: frozenset[str] | set[str]) -> dict[str, str]:
     return {name: value for name, value in headers.items() if name.lower() not in lowered_names}
-
-
-def _content_length(response: BaseHTTPResponse) -> int | None:
-    value = response.headers.get("content-length")
-    return int(value) if value is not None and value.strip().isdigit() else None
-
-
-def _read_capped(response: BaseHTTPResponse, target: Target, cap: int) -> bytes:
-    # Never asks for more than cap + 1 bytes in total: one byte over proves "too large".
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := response.read1(min(_READ_CHUNK, cap + 1 - size)):
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > cap:
-            raise OutboundTooLarge(
-                f"{target.url} sent more than {cap} bytes", url=target.url, limit=cap
-            )
-    return b"".join(chunks)
-
-
-def _deadline_passed(target: Target) -> OutboundTimeout:
-    return OutboundTimeout(
-        f"{target.url}: no complete answer within the total deadline", url=target.url,
-        phase="total",
-    )
-
-
-def _discard(response: BaseHTTPResponse) -> None:
-    # Close rather than reuse: the connection is in an unknown state. Handing it back
-    # (closed) keeps the pool's slot and detaches the deadline watch.
-    response.close()
-    response.release_conn()

@@ -26,38 +26,37 @@ from registry.outbound.policy import OutboundPolicy
 from registry.outbound.target import Target
 
 
-class _WatchedConnectionMixin:
+def _attach_watch(conn: HTTPConnection) -> None:
+    watch = current_watch()
+    conn._agentdex_watch = watch  # type: ignore[attr-defined]
+    if watch is not None:
+        watch.attach(conn.sock)
+
+
+class _WatchedHTTPConnection(HTTPConnection):
     """Hands the socket of each exchange to the thread's deadline Watch (see deadline.py)."""
 
-    sock: Any
-    _agentdex_watch: Watch | None = None
-
-    def getresponse(self) -> HTTPResponse:
-        watch = current_watch()
-        self._agentdex_watch = watch
-        if watch is not None:
-            watch.attach(self.sock)
-        return super().getresponse()  # type: ignore[misc, no-any-return]
-
-    def release_watch(self) -> bool:
-        """Detach from the Watch; True when the deadline already shut this socket."""
-        watch, self._agentdex_watch = self._agentdex_watch, None
-        return watch is not None and watch.detach()
+    def getresponse(self) -> HTTPResponse:  # type: ignore[override]  # as urllib3 does
+        _attach_watch(self)
+        return super().getresponse()
 
 
-class _WatchedHTTPConnection(_WatchedConnectionMixin, HTTPConnection):
-    pass
+class _WatchedHTTPSConnection(HTTPSConnection):
+    """The same for https."""
+
+    def getresponse(self) -> HTTPResponse:  # type: ignore[override]  # as urllib3 does
+        _attach_watch(self)
+        return super().getresponse()
 
 
-class _WatchedHTTPSConnection(_WatchedConnectionMixin, HTTPSConnection):
-    pass
-
-
-def _put_back(pool: HTTPConnectionPool, conn: Any) -> Any:
+def _put_back(conn: HTTPConnection | None) -> HTTPConnection | None:
     # Detach before the connection becomes visible to other threads; a socket the deadline
     # shut is closed so the pool opens a fresh one instead of reusing it.
-    if isinstance(conn, _WatchedConnectionMixin) and conn.release_watch():
-        conn.close()
+    watch: Watch | None = getattr(conn, "_agentdex_watch", None)
+    if conn is not None and watch is not None:
+        conn._agentdex_watch = None  # type: ignore[attr-defined]
+        if watch.detach():
+            conn.close()
     return conn
 
 
@@ -65,14 +64,14 @@ class _PinnedHTTPPool(HTTPConnectionPool):
     ConnectionCls = _WatchedHTTPConnection
 
     def _put_conn(self, conn: Any) -> None:
-        super()._put_conn(_put_back(self, conn))
+        super()._put_conn(_put_back(conn))
 
 
 class _PinnedHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _WatchedHTTPSConnection
 
     def _put_conn(self, conn: Any) -> None:
-        super()._put_conn(_put_back(self, conn))
+        super()._put_conn(_put_back(conn))
 
 
 class _PinnedPoolManager(PoolManager):

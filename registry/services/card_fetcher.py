@@ -146,9 +146,9 @@ def parse_max_age(cache_control: str | None) -> int | None:
     if "no-store" in directives or "no-cache" in directives:
         return 0
     for name in ("s-maxage", "max-age"):
-        value = directives.get(name)
-        if value and value.isascii() and value.isdigit():
-            return min(int(value), _MAX_DELTA_SECONDS)
+        seconds = directives.get(name)
+        if seconds and seconds.isascii() and seconds.isdigit():
+            return min(int(seconds), _MAX_DELTA_SECONDS)
     return None
 
 

@@ -79,7 +79,7 @@ class Exchange(BaseHTTPRequestHandler):
         pass
 
 
-Route = Callable[[Exchange], None]
+Route = Callable[[Exchange], object]
 
 
 def not_found(exchange: Exchange) -> None:
@@ -148,7 +148,7 @@ class Certificate:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.cert_path, self.key_path)
         if sni_seen is not None:
-            context.sni_callback = lambda _sock, name, _ctx: sni_seen.append(name)  # type: ignore[assignment,misc,return-value]
+            context.sni_callback = lambda _sock, name, _ctx: sni_seen.append(name)
         return context
 
 

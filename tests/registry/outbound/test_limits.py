@@ -7,7 +7,7 @@ import time
 import pytest
 
 from registry.outbound import OutboundTimeout, OutboundTooLarge
-from tests.registry.outbound.loopback import ClientFactory, Exchange, Servers
+from tests.registry.outbound.loopback import ClientFactory, Exchange, Route, Servers
 
 FIFTY_MB = 50 * 1024 * 1024
 
@@ -31,7 +31,7 @@ def trickle_headers(exchange: Exchange) -> None:
         exchange.write_raw(b"a")
 
 
-def flood(chunked: bool) -> object:
+def flood(chunked: bool) -> Route:
     def route(exchange: Exchange) -> None:
         exchange.send_response(200)
         exchange.send_header("Transfer-Encoding" if chunked else "Content-Length", "chunked" if chunked else str(FIFTY_MB))
@@ -48,7 +48,7 @@ def flood(chunked: bool) -> object:
     return route
 
 
-def sized(size: int) -> object:
+def sized(size: int) -> Route:
     return lambda exchange: exchange.reply(200, b"y" * size)
 
 

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from registry.outbound import OutboundPolicy, OutboundRefused, OutboundTlsError, SafeHttpClient
-from tests.registry.outbound.loopback import ClientFactory, Exchange, Servers, fixed_resolver, make_certificate
+from tests.registry.outbound.loopback import (
+    ClientFactory,
+    Exchange,
+    LoopbackServer,
+    Servers,
+    fixed_resolver,
+    make_certificate,
+)
 
 
 def who(exchange: Exchange) -> None:
@@ -59,16 +67,23 @@ def test_the_first_allowed_answer_is_used_and_forbidden_ones_never_connected(
     ]
 
 
+@dataclass(frozen=True)
+class TlsServer:
+    server: LoopbackServer
+    ca_bundle: Path  # the server's self-signed certificate
+    sni_seen: list[str]
+
+
 @pytest.fixture
-def tls_server(servers: Servers, tmp_path: Path) -> tuple[object, Path, list[str]]:
+def tls_server(servers: Servers, tmp_path: Path) -> TlsServer:
     certificate = make_certificate(tmp_path, "agent.test")
     sni_seen: list[str] = []
     server = servers.start({"/who": who}, tls=certificate.server_context(sni_seen))
-    return server, certificate.cert_path, sni_seen
+    return TlsServer(server, certificate.cert_path, sni_seen)
 
 
-def test_https_keeps_sni_and_certificate_checks_for_the_name(tls_server: tuple) -> None:
-    server, ca_bundle, sni_seen = tls_server
+def test_https_keeps_sni_and_certificate_checks_for_the_name(tls_server: TlsServer) -> None:
+    server, ca_bundle, sni_seen = tls_server.server, tls_server.ca_bundle, tls_server.sni_seen
     resolver = fixed_resolver({"agent.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})
     policy = OutboundPolicy(
         allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),), ca_bundle=str(ca_bundle),
@@ -88,8 +103,8 @@ def test_https_keeps_sni_and_certificate_checks_for_the_name(tls_server: tuple) 
     assert len(server.seen) == 1
 
 
-def test_https_to_a_server_with_an_untrusted_certificate_fails(tls_server: tuple) -> None:
-    server, _ca_bundle, _sni = tls_server
+def test_https_to_a_server_with_an_untrusted_certificate_fails(tls_server: TlsServer) -> None:
+    server = tls_server.server
     policy = OutboundPolicy(allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),), total_timeout=2.0)
     with SafeHttpClient(policy, resolver=fixed_resolver({"agent.test": ["127.0.0.1"]})) as client:
         with pytest.raises(OutboundTlsError, match="certificate"):
@@ -97,8 +112,8 @@ def test_https_to_a_server_with_an_untrusted_certificate_fails(tls_server: tuple
     assert server.seen == []
 
 
-def test_a_redirect_from_https_to_plain_http_is_refused(tls_server: tuple, servers: Servers) -> None:
-    server, ca_bundle, _sni = tls_server
+def test_a_redirect_from_https_to_plain_http_is_refused(tls_server: TlsServer, servers: Servers) -> None:
+    server, ca_bundle = tls_server.server, tls_server.ca_bundle
     plain = servers.start({"/who": who})
     server.routes["/down"] = lambda ex: ex.reply(302, b"", {"Location": plain.url("/who", host="agent.test")})
     policy = OutboundPolicy(
