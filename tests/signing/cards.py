@@ -28,7 +28,7 @@ def rich_card(skills: int = 3) -> dict[str, Any]:
             "extendedAgentCard": False,
             "extensions": [
                 {"uri": "https://ext.example.com/geo", "description": "géo", "required": False,
-                 "params": {"maxResults": 10, "ratio": 0.75, "big": 2**60, "tiny": 1e-7, "neg": -3,
+                 "params": {"maxResults": 10, "ratio": 0.75, "large": 1e21, "tiny": 1e-7, "neg": -3,
                             "flags": [True, False, None], "nested": {"ünïcode": "✓", "empty": {}}}},
                 {"uri": "https://ext.example.com/units", "required": True},
             ],

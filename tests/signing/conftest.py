@@ -21,7 +21,7 @@ def load_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def testdata_cards() -> list[tuple[str, dict[str, Any]]]:
+def real_cards() -> list[tuple[str, dict[str, Any]]]:
     """(file name, card) for every real card in ../shared/testdata/cards."""
     index = load_json(TESTDATA / "cards" / "INDEX.json")
     return [(entry["file"], load_json(TESTDATA / "cards" / entry["file"])) for entry in index["cards"]]
