@@ -38,6 +38,7 @@ class Settings:
     max_skills: int = 200
     max_tags_per_skill: int = 50
     max_import_batch: int = 1_000
+    max_import_bytes: int = 32 * 1_048_576
     page_limit_max: int = 200
     fetch_timeout: float = 10.0
     secret_generated: bool = False
@@ -68,6 +69,7 @@ class Settings:
             max_skills=_int(env, "AGENTDEX_MAX_SKILLS", cls.max_skills),
             max_tags_per_skill=_int(env, "AGENTDEX_MAX_TAGS_PER_SKILL", cls.max_tags_per_skill),
             max_import_batch=_int(env, "AGENTDEX_MAX_IMPORT_BATCH", cls.max_import_batch),
+            max_import_bytes=_int(env, "AGENTDEX_MAX_IMPORT_BYTES", cls.max_import_bytes),
             fetch_timeout=_float(env, "AGENTDEX_FETCH_TIMEOUT", cls.fetch_timeout),
         )
 

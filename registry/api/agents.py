@@ -61,6 +61,8 @@ def register() -> Response:
 @bp.post("/import")
 @requires("agents:write")
 def import_cards() -> Response:
+    # Bulk bodies are larger than single registrations; the limit is checked before reading.
+    request.max_content_length = _services().settings.max_import_bytes
     body = json_object()
     refuse_unknown(body, {"items"}, "fields")
     items = body.get("items")

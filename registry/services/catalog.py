@@ -20,11 +20,13 @@ from registry.models import Agent, AgentCard, AuditEntry
 from registry.models.types import utcnow
 from registry.services.card_fetcher import CardFetcher, FetchedCard, NotModified
 from registry.services.card_urls import canonical_card_url
+from registry.services.group_commit import GroupCommitter
 from registry.services.catalog_index import CardRecord, CatalogWriter, agent_values, card_values, skill_rows
 from registry.services.tokens import Actor
 from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
+AUDIT_INSERT = insert(AuditEntry)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +67,9 @@ class CatalogService:
         self._new_id = new_id
         self._engine = sessions.kw["bind"]
         self._writer = CatalogWriter(self._engine.dialect.name)
+        self._committer: GroupCommitter[tuple[Actor, CardRecord, dict[str, Any]]] = GroupCommitter(
+            self._write_registrations, lambda item: self._write_registrations([item])
+        )
 
     # -- registration ---------------------------------------------------------------------
 
@@ -178,13 +183,19 @@ class CatalogService:
     def _insert_one(self, actor: Actor, record: CardRecord) -> AgentSnapshot:
         columns = self._new_agent_columns(actor, record)
         try:
-            with self._engine.begin() as conn:
-                self._writer.insert_agents(conn, [(record, columns)])
-                self._audit(conn, actor, "agent.register", columns["id"], {"cardUrl": record.card_url})
+            self._committer.submit((actor, record, columns))
         except IntegrityError:
             self._refuse_known_url(record.card_url)
             raise
         return AgentSnapshot.of(columns, skill_rows(0, record.summary))
+
+    def _write_registrations(self, batch: list[tuple[Actor, CardRecord, dict[str, Any]]]) -> None:
+        with self._engine.begin() as conn:
+            self._writer.insert_agents(conn, [(record, columns) for _, record, columns in batch])
+            conn.execute(AUDIT_INSERT, [
+                self._audit_row(actor, "agent.register", columns["id"], {"cardUrl": record.card_url})
+                for actor, record, columns in batch
+            ])
 
     def _insert_batch(self, actor: Actor, batch: list[tuple[int, CardRecord]]) -> list[ImportOutcome]:
         """Insert the batch in one transaction; on a duplicate URL fall back to one by one."""
@@ -251,11 +262,11 @@ class CatalogService:
             raise Conflict(f"{card_url} is already registered as agent {existing}", {"agentId": existing})
 
     def _audit(self, conn: Connection, actor: Actor, action: str, agent_id: str | None, detail: dict[str, Any]) -> None:
-        conn.execute(
-            insert(AuditEntry),
-            [{"at": self._clock(), "principal_id": actor.principal_id, "action": action,
-              "agent_id": agent_id, "detail": detail}],
-        )
+        conn.execute(AUDIT_INSERT, [self._audit_row(actor, action, agent_id, detail)])
+
+    def _audit_row(self, actor: Actor, action: str, agent_id: str | None, detail: dict[str, Any]) -> dict[str, Any]:
+        return {"at": self._clock(), "principal_id": actor.principal_id, "action": action,
+                "agent_id": agent_id, "detail": detail}
 
 
 @dataclasses.dataclass
