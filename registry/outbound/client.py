@@ -160,7 +160,7 @@ class SafeHttpClient:
         )
 
     def close(self) -> None:
-        """Close idle connections and stop the deadline thread."""
+        """Close idle connections and stop the deadline thread; requests then raise RuntimeError."""
         self._pools.close()
         self._watchdog.stop()
 

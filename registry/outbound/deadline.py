@@ -88,11 +88,13 @@ class DeadlineWatchdog:
         self._stopped = False
 
     def watch(self, seconds: float) -> Watch:
-        """A new Watch expiring ``seconds`` from now."""
+        """A new Watch expiring ``seconds`` from now. Raises RuntimeError after ``stop``."""
         watch = Watch(time.monotonic() + seconds)
         with self._cond:
+            if self._stopped:
+                raise RuntimeError("the HTTP client was closed")
             heapq.heappush(self._heap, (watch.deadline, next(self._sequence), watch))
-            if self._thread is None and not self._stopped:
+            if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="outbound-deadline-watchdog", daemon=True
                 )

@@ -94,16 +94,23 @@ class _Server(ThreadingHTTPServer):
         pass  # clients hanging up on purpose (size caps, timeouts) are the point of the tests
 
 
-class LoopbackServer:
-    """A ThreadingHTTPServer on 127.0.0.1:<free port> in a daemon thread."""
+class _Server6(_Server):
+    address_family = socket.AF_INET6
 
-    def __init__(self, routes: dict[str, Route] | None = None, *, tls: ssl.SSLContext | None = None):
+
+class LoopbackServer:
+    """A ThreadingHTTPServer on 127.0.0.1 (or ``host``, e.g. ::1), free port, daemon thread."""
+
+    def __init__(
+        self, routes: dict[str, Route] | None = None, *, tls: ssl.SSLContext | None = None, host: str = "127.0.0.1"
+    ) -> None:
         self.routes: dict[str, Route] = dict(routes or {})
         self.seen: list[Seen] = []
         self.released = threading.Event()
         self.bytes_sent = 0
         self._lock = threading.Lock()
-        self._httpd = _Server(("127.0.0.1", 0), Exchange)
+        self.host = host
+        self._httpd = (_Server6 if ":" in host else _Server)((host, 0), Exchange)
         self._httpd.owner = self
         self.scheme = "http"
         if tls is not None:
@@ -117,7 +124,8 @@ class LoopbackServer:
     def port(self) -> int:
         return int(self._httpd.server_address[1])
 
-    def url(self, path: str = "/", host: str = "127.0.0.1") -> str:
+    def url(self, path: str = "/", host: str | None = None) -> str:
+        host = host or (f"[{self.host}]" if ":" in self.host else self.host)
         return f"{self.scheme}://{host}:{self.port}{path}"
 
     def record(self, seen: Seen) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -12,6 +14,7 @@ from registry.outbound import (
     OutboundConnectionError,
     OutboundInvalidJson,
     OutboundPolicy,
+    OutboundRefused,
     OutboundResponse,
 )
 from registry.outbound.policy import DEFAULT_USER_AGENT
@@ -129,3 +132,23 @@ def test_a_connection_the_server_closed_is_replaced(servers: Servers, make_clien
 def test_a_nonsensical_policy_is_rejected(overrides: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         OutboundPolicy(**overrides)  # type: ignore[arg-type]
+
+
+def ipv6_loopback_works() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not ipv6_loopback_works(), reason="no IPv6 loopback here")
+def test_ipv6_targets_work_when_allowlisted(servers: Servers, make_client: ClientFactory) -> None:
+    server = servers.start({"/": describe}, host="::1")
+    with pytest.raises(OutboundRefused, match="::1 is a loopback address"):
+        make_client().get(server.url("/"))
+    client = make_client(allowed_networks=(ipaddress.ip_network("::1/128"),))
+    response = client.get(server.url("/"))
+    assert response.url == f"http://[::1]:{server.port}/"
+    assert server.seen[0].headers["host"] == f"[::1]:{server.port}"
