@@ -65,6 +65,7 @@ class _Hop:
     target: Target
     headers: Mapping[str, str]
     body: bytes | None
+    via: str | None = None  # the URL that redirected here
 
 
 class SafeHttpClient:
@@ -94,7 +95,7 @@ class SafeHttpClient:
         """
         target = parse_target(url)
         self._check_scheme(target)
-        self._pin(target)
+        self._pin(target, via=None)
 
     def request(
         self,
@@ -218,7 +219,7 @@ class SafeHttpClient:
             hop, redirects = next_hop, redirects + 1
 
     def _send(self, hop: _Hop, watch: Watch) -> BaseHTTPResponse:
-        address = self._pin(hop.target)
+        address = self._pin(hop.target, via=hop.via)
         pool = self._pools.pool_for(hop.target, address)
         headers = {**hop.headers, "Host": hop.target.authority}
         with translated(hop.target.url, watch):
@@ -295,7 +296,7 @@ class SafeHttpClient:
             method, body, headers = "GET", None, _without(headers, {"content-type"})
         if target.origin != hop.target.origin:
             headers = _without(headers, _CREDENTIAL_FIELDS)
-        return _Hop(method, target, headers, body)
+        return _Hop(method, target, headers, body, via=hop.target.url)
 
     # -- policy checks ------------------------------------------------------------------
 
@@ -307,7 +308,7 @@ class SafeHttpClient:
                 url=target.url,
             )
 
-    def _pin(self, target: Target) -> IPAddress:
+    def _pin(self, target: Target, *, via: str | None) -> IPAddress:
         """The first address of the host that the policy allows. Raises OutboundRefused."""
         literal = target.literal_ip
         candidates = [literal] if literal is not None else self._resolve(target)
@@ -317,8 +318,9 @@ class SafeHttpClient:
             if reason is None:
                 return address
             reasons.append(f"{display_address(address)} is {reason}")
+        redirected = f" (redirected from {via})" if via else ""
         raise OutboundRefused(
-            f"{target.url} is refused: {'; '.join(reasons)} "
+            f"{target.url}{redirected} is refused: {'; '.join(reasons)} "
             "(reachable only if the operator allowlists its network)",
             url=target.url,
         )

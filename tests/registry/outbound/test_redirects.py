@@ -26,8 +26,9 @@ def test_a_redirect_is_followed_and_the_final_url_reported(servers: Servers, mak
 def test_a_redirect_into_a_private_network_is_refused(servers: Servers, make_client: ClientFactory) -> None:
     server = servers.start({"/go": redirect("http://internal.test/admin")})
     client = make_client(resolver=fixed_resolver({"internal.test": ["10.0.0.1"], "agent.test": ["127.0.0.1"]}))
-    with pytest.raises(OutboundRefused, match="10.0.0.1 is a private address"):
+    with pytest.raises(OutboundRefused, match="10.0.0.1 is a private address") as caught:
         client.get(f"http://agent.test:{server.port}/go")
+    assert f"redirected from http://agent.test:{server.port}/go" in str(caught.value)
 
 
 @pytest.mark.parametrize(
