@@ -43,13 +43,20 @@ def signing_errors() -> Iterator[None]:
 def read_bytes(source: str, what: str) -> bytes:
     """Bytes of a file or standard input (`-`). Raises CliError (exit 2) if it cannot be read."""
     if source == STDIO:
-        return click.get_binary_stream("stdin").read()
+        with click.open_file(STDIO, "rb") as stream:
+            return stream.read()
     try:
         return Path(source).read_bytes()
     except FileNotFoundError:
         raise CliError(f"no such {what} file: {source}", ExitCode.USAGE) from None
     except OSError as error:
         raise CliError(f"cannot read {source}: {error.strerror or error}", ExitCode.USAGE) from None
+
+
+def write_stdout(data: bytes) -> None:
+    """Write bytes to standard output exactly (no newline, no encoding)."""
+    with click.open_file(STDIO, "wb") as stream:
+        stream.write(data)
 
 
 def password_from(env_name: str | None) -> bytes | None:
@@ -80,7 +87,7 @@ def canonicalize_command(card_file: str, form: str) -> None:
 
     with signing_errors():
         payload = canonicalize(_read_card(card_file), form)
-    click.get_binary_stream("stdout").write(payload)
+    write_stdout(payload)
 
 
 @card.command("sign")
@@ -114,7 +121,7 @@ def sign_command(card_file: str, key_file: str, kid: str | None, jku: str | None
 
 def _write(out: str, data: bytes) -> None:
     if out == STDIO:
-        click.get_binary_stream("stdout").write(data)
+        write_stdout(data)
         return
     try:
         Path(out).write_bytes(data)

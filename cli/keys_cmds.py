@@ -10,7 +10,7 @@ import os
 
 import click
 
-from cli.card_signing import STDIO, password_from, read_bytes, signing_errors
+from cli.card_signing import STDIO, password_from, read_bytes, signing_errors, write_stdout
 from cli.exits import CliError, ExitCode, reports_errors
 from cli.keys import keys
 
@@ -47,7 +47,7 @@ def generate(alg: str, kid: str | None, out: str, fmt: str, public_out: str | No
 
 def _write(path: str, data: bytes, *, force: bool, secret: bool) -> None:
     if path == STDIO:
-        click.get_binary_stream("stdout").write(data)
+        write_stdout(data)
         return
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
     try:
