@@ -4,5 +4,6 @@ from registry.db import Base
 from registry.models.auth import ApiToken, Principal
 from registry.models.audit import AuditEntry
 from registry.models.catalog import Agent, AgentCard, AgentTerm, Skill
+from registry.models.health import HealthCheck
 
-__all__ = ["Agent", "AgentCard", "AgentTerm", "ApiToken", "AuditEntry", "Base", "Principal", "Skill"]
+__all__ = ["Agent", "AgentCard", "AgentTerm", "ApiToken", "AuditEntry", "Base", "HealthCheck", "Principal", "Skill"]

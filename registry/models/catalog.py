@@ -24,10 +24,11 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from registry.db import Base
+from registry.models.health import AgentScheduleColumns
 from registry.models.types import UtcDateTime
 
 
-class Agent(Base):
+class Agent(AgentScheduleColumns, Base):
     __tablename__ = "agents"
 
     pk: Mapped[int] = mapped_column(Integer, primary_key=True)
