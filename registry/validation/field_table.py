@@ -67,7 +67,7 @@ ELEMENT_TYPES: dict[tuple[str, str], str] = {
 # A oneof with nothing set leaves these messages empty of meaning.
 ONEOF_MUST_BE_SET = frozenset({("SecurityScheme", "scheme"), ("OAuthFlows", "flow")})
 
-_JSON_KIND = {"string": str, "bool": bool, "message": dict, "map": dict, "repeated": list}
+_JSON_KIND: dict[str, type] = {"string": str, "bool": bool, "message": dict, "map": dict, "repeated": list}
 _KIND_NOUN = {"string": "a string", "bool": "a boolean", "message": "an object", "map": "an object",
               "repeated": "an array"}
 
@@ -79,6 +79,7 @@ class FieldSpec:
     kind: str  # string | bool | message | repeated | map
     oneof: str | None
     element: str | None  # a message name, STRING or STRUCT for message/repeated/map fields
+    json_type: type  # str, bool, dict or list: what ProtoJSON writes for the kind
 
 
 @functools.cache
@@ -88,7 +89,7 @@ def field_table() -> dict[str, dict[str, FieldSpec]]:
     return {
         message: {
             name: FieldSpec(name, bool(spec["required"]), spec["kind"], spec["oneof"],
-                            ELEMENT_TYPES.get((message, name)))
+                            ELEMENT_TYPES.get((message, name)), _JSON_KIND[spec["kind"]])
             for name, spec in fields.items()
         }
         for message, fields in table.items()
@@ -100,6 +101,26 @@ def proto_name(json_name: str) -> str:
     return re.sub(r"([A-Z])", lambda match: "_" + match.group(1).lower(), json_name)
 
 
+@dataclass(frozen=True)
+class MessagePlan:
+    """What checking one message needs, worked out once per message type."""
+
+    fields: tuple[FieldSpec, ...]
+    names: frozenset[str]
+    oneofs: tuple[tuple[str, tuple[str, ...]], ...]  # (group, member names)
+
+
+@functools.cache
+def message_plan(message: str) -> MessagePlan:
+    fields = field_table()[message]
+    groups: dict[str, list[str]] = {}
+    for spec in fields.values():
+        if spec.oneof is not None:
+            groups.setdefault(spec.oneof, []).append(spec.name)
+    return MessagePlan(tuple(fields.values()), frozenset(fields),
+                       tuple((group, tuple(members)) for group, members in groups.items()))
+
+
 def v1_structure_issues(card: dict[str, Any], *, report_unknown_nested: bool) -> list[Issue]:
     """Every REQUIRED field missing or empty, every wrong type, every oneof problem, in order."""
     issues: list[Issue] = []
@@ -109,18 +130,23 @@ def v1_structure_issues(card: dict[str, Any], *, report_unknown_nested: bool) ->
 
 def _check_message(obj: dict[str, Any], message: str, path: str, issues: list[Issue],
                    report_unknown: bool) -> None:
-    fields = field_table()[message]
-    for spec in fields.values():
+    plan = message_plan(message)
+    for spec in plan.fields:
         value = obj.get(spec.name)
         if value is None:
             if spec.required:
                 issues.append(_missing(obj, spec, message, child(path, spec.name)))
-            continue
-        _check_field(value, spec, message, child(path, spec.name), issues, report_unknown)
-    _check_oneofs(obj, fields, message, path, issues)
+        elif not isinstance(value, spec.json_type):  # no kind is numeric, so bool needs no care
+            issues.append(_wrong_type(value, spec, message, child(path, spec.name)))
+        elif spec.required and not value and spec.kind != "message":  # "", [] or {}; a message may be {}
+            issues.append(_empty(spec, message, child(path, spec.name)))
+        elif spec.element is not None and spec.element != STRUCT:
+            _check_members(value, spec, message, child(path, spec.name), issues, report_unknown)
+    if plan.oneofs:
+        _check_oneofs(obj, plan, message, path, issues)
     if report_unknown and path:  # the card's own top level is judged by the version-field rules
         issues += [make_issue("unknown-field", child(path, name), f"`{name}` is not a field of A2A v1.0 "
-                              f"{message}; clients ignore or reject it") for name in obj if name not in fields]
+                              f"{message}; clients ignore or reject it") for name in obj if name not in plan.names]
 
 
 def _missing(obj: dict[str, Any], spec: FieldSpec, message: str, path: str) -> Issue:
@@ -133,47 +159,38 @@ def _missing(obj: dict[str, Any], spec: FieldSpec, message: str, path: str) -> I
                       f"(A2A v1.0 {message}){hint}")
 
 
-def _check_field(value: Any, spec: FieldSpec, message: str, path: str, issues: list[Issue],
-                 report_unknown: bool) -> None:
-    if not isinstance(value, _JSON_KIND[spec.kind]) or (spec.kind != "bool" and isinstance(value, bool)):
-        issues.append(make_issue("wrong-type", path, f"must be {_KIND_NOUN[spec.kind]} "
-                                 f"(A2A v1.0 {message}.{spec.name}), not {json_type_name(value)}"))
-        return
-    if spec.required and spec.kind in ("string", "repeated", "map") and not value:  # "", [] or {}
-        issues.append(make_issue("required-field-empty", path, f"required field `{spec.name}` is empty "
-                                 f"(A2A v1.0 {message}); proto3 treats an empty value as unset, so give "
-                                 f"it a value"))
-        return
-    if spec.kind == "repeated":
-        for index, item in enumerate(value):
-            _check_element(item, spec, message, child(path, index), issues, report_unknown)
-    elif spec.kind == "map":
-        for key, item in value.items():
-            _check_element(item, spec, message, child(path, key), issues, report_unknown)
-    elif spec.element not in (None, STRUCT):
-        _check_message(value, spec.element, path, issues, report_unknown)
-
-
-def _check_element(item: Any, spec: FieldSpec, message: str, path: str, issues: list[Issue],
+def _check_members(value: Any, spec: FieldSpec, message: str, path: str, issues: list[Issue],
                    report_unknown: bool) -> None:
+    """The message a field holds, or each element of a repeated or map field."""
+    if spec.kind == "message":
+        _check_message(value, spec.element, path, issues, report_unknown)  # type: ignore[arg-type]
+        return
+    items = enumerate(value) if spec.kind == "repeated" else value.items()
     if spec.element == STRING:
-        if not isinstance(item, str):
-            issues.append(make_issue("wrong-type", path, f"entries of `{spec.name}` must be strings "
-                                     f"(A2A v1.0 {message}), not {json_type_name(item)}"))
-    elif not isinstance(item, dict):
-        issues.append(make_issue("wrong-type", path, f"entries of `{spec.name}` must be objects "
-                                 f"(A2A v1.0 {spec.element}), not {json_type_name(item)}"))
-    elif spec.element not in (None, STRUCT):
-        _check_message(item, spec.element, path, issues, report_unknown)
+        issues += [make_issue("wrong-type", child(path, key), f"entries of `{spec.name}` must be strings "
+                              f"(A2A v1.0 {message}), not {json_type_name(item)}")
+                   for key, item in items if not isinstance(item, str)]
+        return
+    for key, item in items:
+        if isinstance(item, dict):
+            _check_message(item, spec.element, child(path, key), issues, report_unknown)  # type: ignore[arg-type]
+        else:
+            issues.append(make_issue("wrong-type", child(path, key), f"entries of `{spec.name}` must be "
+                                     f"objects (A2A v1.0 {spec.element}), not {json_type_name(item)}"))
 
 
-def _check_oneofs(obj: dict[str, Any], fields: dict[str, FieldSpec], message: str, path: str,
-                  issues: list[Issue]) -> None:
-    groups: dict[str, list[str]] = {}
-    for spec in fields.values():
-        if spec.oneof is not None:
-            groups.setdefault(spec.oneof, []).append(spec.name)
-    for group, members in groups.items():
+def _wrong_type(value: Any, spec: FieldSpec, message: str, path: str) -> Issue:
+    return make_issue("wrong-type", path, f"must be {_KIND_NOUN[spec.kind]} (A2A v1.0 "
+                      f"{message}.{spec.name}), not {json_type_name(value)}")
+
+
+def _empty(spec: FieldSpec, message: str, path: str) -> Issue:
+    return make_issue("required-field-empty", path, f"required field `{spec.name}` is empty (A2A v1.0 "
+                      f"{message}); proto3 treats an empty value as unset, so give it a value")
+
+
+def _check_oneofs(obj: dict[str, Any], plan: MessagePlan, message: str, path: str, issues: list[Issue]) -> None:
+    for group, members in plan.oneofs:
         chosen = [name for name in members if obj.get(name) is not None]
         if len(chosen) > 1:
             issues.append(make_issue("oneof-conflict", path, f"sets {', '.join(f'`{n}`' for n in chosen)}; "
@@ -182,7 +199,7 @@ def _check_oneofs(obj: dict[str, Any], fields: dict[str, FieldSpec], message: st
             issues.append(make_issue("oneof-missing", path, _oneof_missing_message(obj, message, members)))
 
 
-def _oneof_missing_message(obj: dict[str, Any], message: str, members: list[str]) -> str:
+def _oneof_missing_message(obj: dict[str, Any], message: str, members: tuple[str, ...]) -> str:
     text = f"sets none of {', '.join(f'`{n}`' for n in members)}; an A2A v1.0 {message} needs one"
     if message == "SecurityScheme" and "type" in obj:
         text += f" (`type: {obj['type']}` is the v0.3 shape; v1.0 wraps the scheme, e.g. " \

@@ -46,9 +46,14 @@ def check_card_bytes(size: int, limits: CardLimits) -> list[Issue]:
                        f"{limits.max_card_bytes} bytes, so it was not validated further")]
 
 
-def check_depth_and_strings(card: Any, limits: CardLimits) -> list[Issue]:
-    """Walk every value (iteratively: cards may nest arbitrarily inside extension params)."""
-    if _within_depth_and_lengths(card, limits):
+def check_depth_and_strings(card: Any, limits: CardLimits, size: int | None = None) -> list[Issue]:
+    """Walk every value (iteratively: cards may nest arbitrarily inside extension params).
+
+    `size` is the card's size in bytes when known: every character of a JSON text takes at least
+    one byte, so no string of a card of at most max_string_length bytes can be too long, and then
+    only the depth is walked."""
+    strings_fit = size is not None and size <= limits.max_string_length
+    if _within_depth(card, limits.max_depth) and (strings_fit or _within_lengths(card, limits.max_string_length)):
         return []
     issues: list[Issue] = []
     too_deep_reported = False
@@ -70,25 +75,37 @@ def _too_long(path: str, noun: str, length: int, limits: CardLimits) -> Issue:
                       f"at most {limits.max_string_length} are accepted")
 
 
-def _within_depth_and_lengths(root: Any, limits: CardLimits) -> bool:
-    """The common case, answered without building a pointer for every value (validation is on
-    the registration hot path); pointers are built only when something is over a limit."""
-    max_length, max_depth = limits.max_string_length, limits.max_depth
-    stack: list[tuple[Any, int]] = [(root, 0)]
-    while stack:
-        value, depth = stack.pop()
+# The common case is answered without building a pointer for every value (validation is on the
+# registration hot path): pointers are built by `_walk` only when something is over a limit.
+
+def _within_depth(root: Any, max_depth: int) -> bool:
+    level, depth = [root], 0
+    while level:  # breadth first, one list per level: no per-value bookkeeping
         if depth > max_depth:
             return False
+        next_level: list[Any] = []
+        for value in level:
+            if isinstance(value, dict):
+                next_level.extend(value.values())
+            elif isinstance(value, list):
+                next_level.extend(value)
+        level, depth = next_level, depth + 1
+    return True
+
+
+def _within_lengths(root: Any, max_length: int) -> bool:
+    stack = [root]
+    while stack:
+        value = stack.pop()
         if isinstance(value, str):
             if len(value) > max_length:
                 return False
         elif isinstance(value, dict):
-            for key, member in value.items():
-                if len(key) > max_length:
-                    return False
-                stack.append((member, depth + 1))
+            if value and max(map(len, value)) > max_length:
+                return False
+            stack.extend(value.values())
         elif isinstance(value, list):
-            stack.extend((item, depth + 1) for item in value)
+            stack.extend(value)
     return True
 
 
@@ -106,33 +123,36 @@ def _walk(root: Any) -> Iterator[tuple[str, Any, int]]:
 def check_counts(card: dict[str, Any], limits: CardLimits) -> list[Issue]:
     """Counts the registry indexes per card: skills, tags, examples, interfaces, modes, schemes, signatures."""
     issues: list[Issue] = []
-    for field_name in ("supportedInterfaces", "additionalInterfaces"):
-        issues += _count("limit-interfaces", card.get(field_name), limits.max_interfaces, child("", field_name),
-                         "interfaces")
-    issues += _count("limit-skills", card.get("skills"), limits.max_skills, "/skills", "skills")
-    issues += _count("limit-security-schemes", card.get("securitySchemes"), limits.max_security_schemes,
-                     "/securitySchemes", "security schemes")
-    issues += _count("limit-signatures", card.get("signatures"), limits.max_signatures, "/signatures", "signatures")
-    for field_name in ("defaultInputModes", "defaultOutputModes"):
-        issues += _count("limit-modes", card.get(field_name), limits.max_modes, child("", field_name), "modes")
+    for name, maximum, rule, noun in (
+        ("supportedInterfaces", limits.max_interfaces, "limit-interfaces", "interfaces"),
+        ("additionalInterfaces", limits.max_interfaces, "limit-interfaces", "interfaces"),
+        ("skills", limits.max_skills, "limit-skills", "skills"),
+        ("securitySchemes", limits.max_security_schemes, "limit-security-schemes", "security schemes"),
+        ("signatures", limits.max_signatures, "limit-signatures", "signatures"),
+        ("defaultInputModes", limits.max_modes, "limit-modes", "modes"),
+        ("defaultOutputModes", limits.max_modes, "limit-modes", "modes"),
+    ):
+        issues += _count(rule, card, name, maximum, "", noun)
     skills = card.get("skills")
     if isinstance(skills, list):
         for index, skill in enumerate(skills[: limits.max_skills]):
             if isinstance(skill, dict):
-                issues += _skill_counts(skill, child("/skills", index), limits)
+                issues += _skill_counts(skill, index, limits)
     return issues
 
 
-def _skill_counts(skill: dict[str, Any], path: str, limits: CardLimits) -> list[Issue]:
-    issues = _count("limit-tags", skill.get("tags"), limits.max_tags_per_skill, child(path, "tags"), "tags")
-    issues += _count("limit-examples", skill.get("examples"), limits.max_examples_per_skill,
-                     child(path, "examples"), "examples")
-    for field_name in ("inputModes", "outputModes"):
-        issues += _count("limit-modes", skill.get(field_name), limits.max_modes, child(path, field_name), "modes")
+def _skill_counts(skill: dict[str, Any], index: int, limits: CardLimits) -> list[Issue]:
+    path = f"/skills/{index}"
+    issues = _count("limit-tags", skill, "tags", limits.max_tags_per_skill, path, "tags")
+    issues += _count("limit-examples", skill, "examples", limits.max_examples_per_skill, path, "examples")
+    issues += _count("limit-modes", skill, "inputModes", limits.max_modes, path, "modes")
+    issues += _count("limit-modes", skill, "outputModes", limits.max_modes, path, "modes")
     return issues
 
 
-def _count(rule: str, value: Any, maximum: int, path: str, noun: str) -> list[Issue]:
+def _count(rule: str, holder: dict[str, Any], name: str, maximum: int, path: str, noun: str) -> list[Issue]:
+    value = holder.get(name)
     if not isinstance(value, (list, dict)) or len(value) <= maximum:
         return []
-    return [make_issue(rule, path, f"{len(value)} {noun} declared here; this registry accepts at most {maximum}")]
+    return [make_issue(rule, child(path, name), f"{len(value)} {noun} declared here; this registry accepts "
+                       f"at most {maximum}")]

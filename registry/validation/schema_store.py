@@ -24,16 +24,14 @@ from jsonschema import validators
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
+from registry.validation.fast_checks import Check, compile_checks
+
 SCHEMA_VERSIONS = ("0.1.0", "0.2.0", "0.2.5", "0.2.6", "0.3.0")
 FIELD_TABLE_FILE = "a2a-v1.0-field-presence.json"
 
 _ANNOTATIONS = frozenset({"description", "examples", "title", "default", "$comment"})
 _NAME_MAPS = frozenset({"properties", "definitions", "$defs", "patternProperties"})  # keys there are names
-_PYTHON_TYPES: dict[str, type] = {
-    "string": str, "boolean": bool, "object": dict, "array": list, "null": type(None), "integer": int,
-}
 
-Check = Callable[[Any], bool]
 
 
 def read_schema_file(name: str) -> Any:
@@ -68,7 +66,7 @@ class CompiledCardSchema:
 def card_validator(version: str) -> CompiledCardSchema:
     """The compiled validator for `card_schema(version)`, built once per process and version."""
     schema = card_schema(version)
-    fast_checks = _compile_checks(schema)
+    fast_checks = compile_checks(schema)
     pruning_class = validators.extend(
         jsonschema.Draft7Validator,
         {"properties": _pruning_properties(fast_checks), "items": _pruning_items(fast_checks)},
@@ -106,148 +104,6 @@ def _strip_annotations(node: Any, names: bool = False) -> Any:
         return {key: _strip_annotations(value) for key, value in node.items()}
     return {key: _strip_annotations(value, names=key in _NAME_MAPS)
             for key, value in node.items() if key not in _ANNOTATIONS}
-
-
-def _compile_checks(schema: Any) -> dict[int, Check]:
-    """Fast checks for every subschema that can have one, keyed by the subschema's id."""
-    compiled: dict[int, Check | None] = {}
-    stack = [schema]
-    while stack:  # every subschema, so pruning finds checks below a node that has none itself
-        node = stack.pop()
-        if isinstance(node, dict):
-            _compile(node, compiled)
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return {key: check for key, check in compiled.items() if check is not None}
-
-
-def _compile(schema: Any, compiled: dict[int, Check | None]) -> Check | None:
-    key = id(schema)
-    if key not in compiled:
-        compiled[key] = None  # provisional: a schema that reaches itself gets no fast check
-        compiled[key] = _compile_node(schema, compiled)
-    return compiled[key]
-
-
-def _compile_node(schema: Any, compiled: dict[int, Check | None]) -> Check | None:
-    """A predicate that is True only where the schema accepts the value (False may be wrong: it
-    just sends the value to jsonschema). Keywords outside `_FAST_KEYWORDS` mean no fast check."""
-    if schema is True or schema == {}:
-        return _accept_anything
-    if not isinstance(schema, dict) or not schema.keys() <= _FAST_KEYWORDS:
-        return None
-    parts: list[Check] = []
-    for keyword, value in schema.items():
-        builder = _KEYWORD_BUILDERS.get(keyword)
-        if builder is None:  # `format` only annotates: jsonschema asserts it only with a format checker
-            continue
-        part = builder(value, schema, compiled)
-        if part is None:
-            return None
-        parts.append(part)
-    return parts[0] if len(parts) == 1 else _all_of_checks(parts)
-
-
-def _accept_anything(value: Any) -> bool:
-    return True
-
-
-def _all_of_checks(parts: list[Check]) -> Check:
-    def check(value: Any) -> bool:
-        for part in parts:
-            if not part(value):
-                return False
-        return True
-
-    return check
-
-
-def _type_check(name: Any, schema: Any, compiled: Any) -> Check | None:
-    names = name if isinstance(name, list) else [name]
-    if not all(isinstance(n, str) and n in _PYTHON_TYPES for n in names):
-        return None
-    python_types = tuple(_PYTHON_TYPES[n] for n in names)
-    allows_bool = "boolean" in names
-    # `bool` is an `int` in Python but never a JSON number; jsonschema agrees.
-    return lambda value: isinstance(value, python_types) and (allows_bool or not isinstance(value, bool))
-
-
-def _properties_check(properties: Any, schema: Any, compiled: dict[int, Check | None]) -> Check | None:
-    members = [(name, _compile(sub, compiled)) for name, sub in properties.items()]
-    if any(check is None for _, check in members):
-        return None
-
-    def check(value: Any) -> bool:
-        if not isinstance(value, dict):
-            return True
-        for name, member_check in members:
-            if name in value and not member_check(value[name]):  # type: ignore[misc]
-                return False
-        return True
-
-    return check
-
-
-def _required_check(names: Any, schema: Any, compiled: Any) -> Check:
-    return lambda value: not isinstance(value, dict) or all(name in value for name in names)
-
-
-def _additional_check(additional: Any, schema: Any, compiled: dict[int, Check | None]) -> Check | None:
-    declared = frozenset(schema.get("properties", {}))
-    extra_check = _compile(additional, compiled) if additional is not False else None
-    if additional is not False and extra_check is None:
-        return None
-
-    def check(value: Any) -> bool:
-        if not isinstance(value, dict):
-            return True
-        extras = [key for key in value if key not in declared]
-        if additional is False:
-            return not extras
-        return all(extra_check(value[key]) for key in extras)  # type: ignore[misc]
-
-    return check
-
-
-def _items_check(items: Any, schema: Any, compiled: dict[int, Check | None]) -> Check | None:
-    item_check = _compile(items, compiled) if isinstance(items, dict) else None
-    if item_check is None:
-        return None
-    return lambda value: not isinstance(value, list) or all(item_check(item) for item in value)
-
-
-def _enum_check(allowed: Any, schema: Any, compiled: Any) -> Check | None:
-    # Only string enums: jsonschema's equality differs from Python's for 1/True and 1/1.0.
-    if not all(isinstance(option, str) for option in allowed):
-        return None
-    options = frozenset(allowed)
-    return lambda value: isinstance(value, str) and value in options
-
-
-def _const_check(constant: Any, schema: Any, compiled: Any) -> Check | None:
-    return _enum_check([constant], schema, compiled)
-
-
-def _any_of_check(variants: Any, schema: Any, compiled: dict[int, Check | None]) -> Check | None:
-    # A variant without a fast check is skipped: the worst case is a needless jsonschema pass.
-    checks = [check for check in (_compile(variant, compiled) for variant in variants) if check is not None]
-    if not checks:
-        return None
-    return lambda value: any(check(value) for check in checks)
-
-
-_KEYWORD_BUILDERS: dict[str, Callable[[Any, Any, dict[int, Check | None]], Check | None]] = {
-    "type": _type_check,
-    "properties": _properties_check,
-    "required": _required_check,
-    "additionalProperties": _additional_check,
-    "items": _items_check,
-    "enum": _enum_check,
-    "const": _const_check,
-    "anyOf": _any_of_check,
-}
-_FAST_KEYWORDS = frozenset(_KEYWORD_BUILDERS) | {"format"}
 
 
 def _pruning_properties(fast_checks: dict[int, Check]) -> Callable[..., Iterator[Any]]:

@@ -3,6 +3,7 @@ A2A v0.3 §5.6.4 (and its v1.0 counterpart, the `supportedInterfaces` list)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,6 +17,9 @@ _HTTP_SCHEMES = frozenset({"http", "https"})
 # gRPC endpoints are HTTP/2 (§3.2.2); cards in the wild (a2a-java fixtures) write them as
 # grpc://host:port, and the official SDKs hand the interface url to the gRPC channel as is.
 _GRPC_SCHEMES = _HTTP_SCHEMES | {"grpc", "grpcs"}
+# An https URL with a plain host name needs no parsing to be judged fine.
+_PLAIN_HTTPS = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:[/?#]\S*)?")
+
 
 
 def transport_issues(card: dict[str, Any], detection: Detection) -> list[Issue]:
@@ -35,6 +39,8 @@ def check_url(value: Any, path: str, *, grpc: bool = False, required: bool = Fal
     """Absolute URL with an allowed scheme; plain http is only a warning (§4.1: HTTPS in production)."""
     if not isinstance(value, str) or (value == "" and not required):
         return []  # wrong types are structural issues; an empty optional URL is unset
+    if _PLAIN_HTTPS.fullmatch(value):
+        return []  # the common case, without parsing
     try:
         parts = urlsplit(value)
         host = parts.hostname

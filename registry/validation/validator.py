@@ -33,10 +33,11 @@ def validate_card(card: object, *, limits: CardLimits | None = None, raw_size: i
         return ValidationReport(None, None, [make_issue(
             "card-not-object", "", f"an Agent Card is a JSON object, not {json_type_name(card)}")])
     detection, issues = detect(card)
-    too_large = check_card_bytes(raw_size if raw_size is not None else _compact_size(card), limits)
+    size = raw_size if raw_size is not None else _compact_size(card)
+    too_large = check_card_bytes(size, limits) if size is not None else []
     if too_large:
         return ValidationReport(detection.protocol_version, detection.flavor, too_large)
-    issues += check_depth_and_strings(card, limits)
+    issues += check_depth_and_strings(card, limits, size)
     issues += check_counts(card, limits)
     issues += _structure_issues(card, detection)
     if detection.flavor is not None:
@@ -59,8 +60,8 @@ def _structure_issues(card: dict[str, Any], detection: Detection) -> list[Issue]
     return []
 
 
-def _compact_size(card: dict[str, Any]) -> int:
+def _compact_size(card: dict[str, Any]) -> int | None:
     try:
         return len(json.dumps(card, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     except (TypeError, ValueError, RecursionError):
-        return 0  # not serialisable as JSON: the structural checks report what is wrong with it
+        return None  # not serialisable as JSON: the structural checks report what is wrong with it
