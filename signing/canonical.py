@@ -33,7 +33,7 @@ from signing.errors import CanonicalizationError, CardFormatError
 MAX_DEPTH = 128  # same bound as a2a-sdk's canonicaliser: deeper nesting is refused, not a crash
 _SAFE_INT = 2**53 - 1
 _DROP: Any = object()  # "leave this member out" (a sentinel; None is a JSON value)
-_SCALAR, _OPEN, _MESSAGE, _MAP = Kind.SCALAR, Kind.OPEN, Kind.MESSAGE, Kind.MAP  # globals: cheaper than Kind.X
+_SCALAR, _OPEN, _MESSAGE, _LIST, _MAP = Kind.SCALAR, Kind.OPEN, Kind.MESSAGE, Kind.LIST, Kind.MAP  # cheaper than Kind.X
 
 # json's C encoder writes exactly RFC 8785 bytes for trees of strings, booleans, nulls and
 # integers within 2**53 whose object keys are all in the BMP: string escaping is identical
@@ -137,7 +137,8 @@ class _Reducer:
         return tuple(_pointer(node) for node in self._dropped)
 
     def message(self, obj: Mapping[str, Any], spec: MessageSpec, node: Any, depth: int) -> Any:
-        spec = spec.variant(obj)
+        if spec.discriminator is not None:
+            spec = spec.variant(obj)
         fields, clean, strict = spec.fields, self.clean, self.strict
         out = {}
         for key, value in obj.items():
@@ -149,17 +150,24 @@ class _Reducer:
             # Every JSON default ("", false, 0, [], {}) is falsy and nothing else is (None aside).
             if value is None or (not value and (field.omit_default_strict if strict else field.omit_default_sdk)):
                 continue
-            kind = field.shape.kind
-            if kind is _SCALAR and type(value) is str:  # the common case, inline
+            shape = field.shape
+            kind = shape.kind
+            if kind is _SCALAR and type(value) is str:  # the common cases inline: strings, messages, lists
                 if value or not clean:
                     out[field.name] = value
                 continue
-            reduced = self.value(value, field.shape, (node, key), depth + 1) if kind is not _OPEN else self.open(value, depth + 1)
+            if kind is _MESSAGE and type(value) is dict:
+                reduced = self.message(value, shape.message, (node, key), depth + 1)  # type: ignore[arg-type]
+            elif kind is _LIST and type(value) is list:
+                reduced = self._list(value, shape.item, (node, key), depth + 1)  # type: ignore[arg-type]
+            else:
+                reduced = self.value(value, shape, (node, key), depth + 1)
             if reduced is not _DROP:
                 out[field.name] = reduced
         return _DROP if clean and not out else out
 
     def value(self, value: Any, shape: Shape, node: Any, depth: int) -> Any:
+        """`value` reduced by `shape`; a value of the wrong type for the schema is kept as it is."""
         kind = shape.kind
         if kind is _SCALAR or kind is _OPEN or depth > MAX_DEPTH:
             return self.open(value, depth)
@@ -170,19 +178,23 @@ class _Reducer:
             return self._list(value, shape.item, node, depth)  # type: ignore[arg-type]
         elif kind is _MAP and isinstance(value, dict):
             return self._map(value, shape.item, node, depth)  # type: ignore[arg-type]
-        return self.open(value, depth)  # wrong type for the schema: kept as it is
+        return self.open(value, depth)
 
     def _list(self, items: list[Any], item: Shape, node: Any, depth: int) -> Any:
         out = []
-        scalars, clean = item.kind is _SCALAR, self.clean
+        clean, kind, message = self.clean, item.kind, item.message
+        depth += 1
         for index, value in enumerate(items):
-            if scalars and type(value) is str:  # tags, modes, examples: inline
+            if kind is _SCALAR and type(value) is str:  # tags, modes, examples: inline
                 if value or not clean:
                     out.append(value)
                 continue
             if value is None:
                 continue
-            reduced = self.value(value, item, (node, index), depth + 1)
+            if kind is _MESSAGE and type(value) is dict:  # skills, interfaces, extensions
+                reduced = self.message(value, message, (node, index), depth)  # type: ignore[arg-type]
+            else:
+                reduced = self.value(value, item, (node, index), depth)
             if reduced is not _DROP:
                 out.append(reduced)
         return _DROP if clean and not out else out
@@ -209,7 +221,7 @@ class _Reducer:
             return self._number(value)
         if depth > MAX_DEPTH:
             raise CanonicalizationError(f"the card nests deeper than {MAX_DEPTH} levels")
-        if isinstance(value, Mapping):
+        if type(value) is dict or isinstance(value, Mapping):
             out = {}
             for key, member in value.items():
                 self._check_key(key)
@@ -217,7 +229,7 @@ class _Reducer:
                 if reduced is not _DROP:
                     out[key] = reduced
             return _DROP if self.clean and not out else out
-        if isinstance(value, list | tuple):
+        if type(value) is list or isinstance(value, list | tuple):
             items = [r for r in (self.open(v, depth + 1) for v in value) if r is not _DROP]
             return _DROP if self.clean and not items else items
         return self._other_scalar(value)

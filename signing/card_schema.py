@@ -26,7 +26,7 @@ class Kind(enum.IntEnum):
     MAP = 4
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Shape:
     """The shape of a value: a kind plus, for messages, the spec, and for lists/maps, the item."""
 
@@ -35,7 +35,7 @@ class Shape:
     item: Shape | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class FieldSpec:
     """One field: its JSON name, shape and presence flags (v1.0: REQUIRED, proto3 `optional`).
 
@@ -62,7 +62,7 @@ class FieldSpec:
         return self
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class MessageSpec:
     """A message's fields by every accepted input name (JSON name and, for v1.0, proto name).
 
