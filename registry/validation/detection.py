@@ -77,9 +77,12 @@ def detect(card: dict[str, Any]) -> tuple[Detection, list[Issue]]:
 
 
 def _detect_v1(card: dict[str, Any]) -> tuple[Detection, list[Issue]]:
-    if not any(name in card for name in COMPAT_03_FIELDS):
-        return Detection("1.0", "1.0", None), []
     declared = parse_version(card.get("protocolVersion"))
+    compat_fields = [name for name in COMPAT_03_FIELDS if name in card]
+    if declared is not None and declared[0] >= 1:
+        compat_fields.remove("protocolVersion")  # a v1 card restating its version has no 0.3 view
+    if not compat_fields:
+        return Detection("1.0", "1.0", None), []
     compat_schema = schema_for(declared) if declared is not None and declared[0] == 0 else LATEST_0X_SCHEMA
     return Detection("1.0+0.3", "1.0", compat_schema), []
 

@@ -21,7 +21,6 @@ _GRPC_SCHEMES = _HTTP_SCHEMES | {"grpc", "grpcs"}
 _PLAIN_HTTPS = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:[/?#]\S*)?")
 
 
-
 def transport_issues(card: dict[str, Any], detection: Detection) -> list[Issue]:
     issues: list[Issue] = []
     flavor = detection.flavor or ""
@@ -46,7 +45,7 @@ def check_url(value: Any, path: str, *, grpc: bool = False, required: bool = Fal
         host = parts.hostname
     except ValueError:
         parts, host = None, None
-    if parts is None or not parts.scheme or not (host or parts.netloc) or any(c.isspace() for c in value):
+    if parts is None or not parts.scheme or not host or any(c.isspace() for c in value):
         hint = " (e.g. https://agent.example.com/a2a)" if not grpc else " (e.g. grpc://agent.example.com:443)"
         return [make_issue("url-invalid", path, f"\"{value}\" is not an absolute URL{hint}")]
     allowed = _GRPC_SCHEMES if grpc else _HTTP_SCHEMES
@@ -77,7 +76,8 @@ def _v1_interface_issues(interfaces: Any) -> list[Issue]:
         issues += transport_name_issues(binding, child(path, "protocolBinding"))
         issues += check_url(interface.get("url"), child(path, "url"), grpc=binding == "GRPC")
         issues += _interface_version_issues(interface.get("protocolVersion"), child(path, "protocolVersion"))
-        identity = tuple(str(interface.get(key)) for key in ("url", "protocolBinding", "protocolVersion", "tenant"))
+        identity = tuple(str(interface.get(key) or "") for key in ("url", "protocolBinding", "protocolVersion",
+                                                                   "tenant"))
         if identity in seen:
             issues.append(make_issue("interface-duplicate", path, "this interface repeats an earlier entry "
                                      "(same url, protocolBinding, protocolVersion and tenant)"))
@@ -125,18 +125,24 @@ def _v03_transport_issues(card: dict[str, Any], flavor: str) -> list[Issue]:
     if preferred is None and flavor == "0.3":
         issues.append(make_issue("preferred-transport-missing", "/preferredTransport", "A2A §5.6.1 requires "
                                  "`preferredTransport`; clients will assume JSONRPC at `url`"))
-    declared: list[tuple[Any, Any]] = []
-    for _, interface, path in object_entries(card.get("additionalInterfaces"), "/additionalInterfaces"):
-        transport = interface.get("transport")
-        issues += transport_name_issues(transport, child(path, "transport"))
-        issues += check_url(interface.get("url"), child(path, "url"), grpc=transport == "GRPC", required=True)
-        if (interface.get("url"), transport) in declared:
-            issues.append(make_issue("interface-duplicate", path, "this interface repeats an earlier entry"))
-        declared.append((interface.get("url"), transport))
+    declared = _additional_interfaces(card.get("additionalInterfaces"), issues)
     transport = DEFAULT_TRANSPORT if preferred is None else preferred
     if isinstance(url, str) and isinstance(transport, str) and "additionalInterfaces" in card:
         issues += _main_url_consistency(url, transport, declared)
     return issues
+
+
+def _additional_interfaces(interfaces: Any, issues: list[Issue]) -> list[tuple[Any, Any]]:
+    """Check each 0.x AgentInterface; return the (url, transport) pairs they declare."""
+    declared: list[tuple[Any, Any]] = []
+    for _, interface, path in object_entries(interfaces, "/additionalInterfaces"):
+        url, transport = interface.get("url"), interface.get("transport")
+        issues += transport_name_issues(transport, child(path, "transport"))
+        issues += check_url(url, child(path, "url"), grpc=transport == "GRPC", required=True)
+        if (url, transport) in declared:
+            issues.append(make_issue("interface-duplicate", path, "this interface repeats an earlier entry"))
+        declared.append((url, transport))
+    return declared
 
 
 def _main_url_consistency(url: str, transport: str, declared: list[tuple[Any, Any]]) -> list[Issue]:

@@ -229,6 +229,14 @@ def test_hybrid_is_valid_when_its_1_0_part_is_even_if_the_0_3_view_is_broken() -
     assert "compat-schema" in {i.rule for i in report.warnings}
 
 
+def test_a_1_0_card_restating_protocol_version_1_0_is_not_a_hybrid() -> None:
+    card = sample_cards.v10()
+    card["protocolVersion"] = "1.0"
+    report = validate_card(card)
+    assert (report.valid, report.flavor) == (True, "1.0")
+    assert [(i.rule, i.path) for i in report.issues] == [("foreign-version-field", "/protocolVersion")]
+
+
 def test_grpc_urls_are_fine_for_grpc_interfaces() -> None:
     card = sample_cards.v03()
     card["additionalInterfaces"][1]["url"] = "grpcs://agent.example.com:443"
