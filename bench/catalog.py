@@ -25,14 +25,24 @@ WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo li
          "quebec romeo sierra tango uniform victor whiskey xray yankee zulu weather travel finance legal "
          "medical translate summarize search schedule invoice payroll recipe music video image code review "
          "deploy monitor alert support ticket booking flight hotel currency exchange tax audit contract").split()
-TAGS = [f"tag{i:03d}" for i in range(300)]
+DOMAINS = [[f"d{d:02d}-tag{t:02d}" for t in range(15)] for d in range(120)]
+GENERIC = [f"generic-{g}" for g in ("assistant", "search", "chat", "data", "automation", "api")]
+
+
+def zipf_index(rng: random.Random, n: int) -> int:
+    """Index in [0, n) with a Zipf-like (s = 1) distribution: a few popular, a long tail."""
+    return min(int(n ** rng.random()) - 1, n - 1)
 
 
 def make_card(rng: random.Random, n: int) -> dict[str, Any]:
-    """A realistic v1.0 card: 1–9 skills (5 on average), 2–4 Zipf-distributed tags per skill."""
+    """A realistic v1.0 card: 1–9 skills (5 on average), 2–4 tags per skill, drawn mostly from
+    the agent's domain (domains and tags within them Zipf-distributed) plus a generic tag."""
+    domain = DOMAINS[zipf_index(rng, len(DOMAINS))]
     skills = []
     for s in range(rng.randint(1, 9)):
-        tags = {TAGS[min(int(rng.paretovariate(1.2)) - 1, len(TAGS) - 1) * 7 % len(TAGS)] for _ in range(rng.randint(2, 4))}
+        tags = {domain[zipf_index(rng, len(domain))] for _ in range(rng.randint(1, 3))}
+        if rng.random() < 0.3:
+            tags.add(rng.choice(GENERIC))
         skills.append({
             "id": f"skill-{s}", "name": " ".join(rng.choices(WORDS, k=3)).title(),
             "description": " ".join(rng.choices(WORDS, k=20)), "tags": sorted(tags),

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -20,8 +20,8 @@ from registry.models import Agent, AgentCard, AuditEntry
 from registry.models.types import utcnow
 from registry.services.card_fetcher import CardFetcher, FetchedCard, NotModified
 from registry.services.card_urls import canonical_card_url
-from registry.services.group_commit import GroupCommitter
 from registry.services.catalog_index import CardRecord, CatalogWriter, agent_values, card_values, skill_rows
+from registry.services.group_commit import GroupCommitter
 from registry.services.tokens import Actor
 from registry.validation import CardLimits, summarize_card, validate_card
 
@@ -127,9 +127,11 @@ class CatalogService:
             changes["status"] = status
         if message is not None:
             changes["status_message"] = message or None
-        with self._sessions.begin() as session:
-            session.execute(update(Agent).where(Agent.pk == agent.pk).values(**changes))
-            self._audit(session.connection(), actor, "agent.status", agent_id, {"status": status, "message": message})
+        with self._engine.begin() as conn:
+            conn.execute(update(Agent).where(Agent.pk == agent.pk).values(**changes))
+            if status is not None:
+                self._writer.set_status(conn, agent.pk, status)
+            self._audit(conn, actor, "agent.status", agent_id, {"status": status, "message": message})
 
     def delete(self, actor: Actor, agent_id: str) -> None:
         """Remove the agent, its history and index rows; the audit log keeps the fact."""
@@ -167,6 +169,39 @@ class CatalogService:
             record, fetched_from=fetched.card_url, etag=fetched.etag,
             last_modified=fetched.last_modified, fetched_at=fetched.fetched_at,
         )
+
+    def crawled_record(self, fetched: FetchedCard, card_url: str) -> CardRecord:
+        """A re-fetched card as a record, valid or not: the crawler keeps invalid cards as history.
+
+        Raises PayloadTooLarge.
+        """
+        try:
+            return self._record_from_fetch(fetched, card_url)
+        except InvalidCard:
+            assert isinstance(fetched.card, dict)  # the fetcher only returns JSON objects
+            report = validate_card(fetched.card, limits=self._limits, raw_size=len(fetched.body))
+            return CardRecord(
+                card=fetched.card, raw=fetched.body, card_url=card_url, source="crawled", report=report,
+                summary=summarize_card(fetched.card), fetched_at=fetched.fetched_at,
+                fetched_from=fetched.card_url, etag=fetched.etag, last_modified=fetched.last_modified,
+            )
+
+    def store_crawled(self, conn: Connection, agent_pk: int, record: CardRecord) -> str:
+        """Store a re-crawled card in the caller's transaction: "changed" (now current),
+        "unchanged", or "invalid" (kept as a non-current version with its issues, so the last
+        valid card stays current)."""
+        if record.report.valid:
+            return "changed" if self._write_version(conn, None, agent_pk, record, "card.recrawl") else "unchanged"
+        latest = conn.scalar(
+            select(AgentCard.sha256).where(AgentCard.agent_pk == agent_pk).order_by(AgentCard.version.desc()).limit(1)
+        )
+        if latest == record.sha256:
+            return "unchanged"
+        version = _next_version(conn, agent_pk)
+        conn.execute(insert(AgentCard), [{**card_values(record, agent_pk, version), "is_current": False}])
+        agent_id = conn.scalar(select(Agent.id).where(Agent.pk == agent_pk))
+        self._audit(conn, None, "card.recrawl.invalid", agent_id, {"version": version})
+        return "invalid"
 
     def _import_record(self, item: Any) -> CardRecord:
         if not isinstance(item, dict) or not isinstance(item.get("card"), dict):
@@ -229,21 +264,24 @@ class CatalogService:
 
     def _new_version(self, actor: Actor, agent_pk: int, record: CardRecord, action: str) -> bool:
         with self._sessions.begin() as session:
-            conn = session.connection()
-            current = conn.execute(
-                select(Agent.card_sha256, Agent.card_version, Agent.id).where(Agent.pk == agent_pk).with_for_update()
-            ).one()
-            if current.card_sha256 == record.sha256:
-                return False
-            version = current.card_version + 1
-            conn.execute(update(AgentCard).where(AgentCard.agent_pk == agent_pk).values(is_current=False))
-            conn.execute(insert(AgentCard), [card_values(record, agent_pk, version)])
-            values = self._writer.reindex(conn, agent_pk, record)
-            conn.execute(
-                update(Agent).where(Agent.pk == agent_pk)
-                .values(**values, card_version=version, updated_at=self._clock())
-            )
-            self._audit(conn, actor, action, current.id, {"version": version})
+            return self._write_version(session.connection(), actor, agent_pk, record, action)
+
+    def _write_version(self, conn: Connection, actor: Actor | None, agent_pk: int, record: CardRecord, action: str) -> bool:
+        current = conn.execute(
+            select(Agent.card_sha256, Agent.card_version, Agent.id, Agent.status)
+            .where(Agent.pk == agent_pk).with_for_update()
+        ).one()
+        if current.card_sha256 == record.sha256:
+            return False
+        version = _next_version(conn, agent_pk)  # after any invalid re-crawled version too
+        conn.execute(update(AgentCard).where(AgentCard.agent_pk == agent_pk).values(is_current=False))
+        conn.execute(insert(AgentCard), [card_values(record, agent_pk, version)])
+        values = self._writer.reindex(conn, agent_pk, record, current.status)
+        conn.execute(
+            update(Agent).where(Agent.pk == agent_pk)
+            .values(**values, card_version=version, updated_at=self._clock())
+        )
+        self._audit(conn, actor, action, current.id, {"version": version})
         return True
 
     def _owned(self, actor: Actor, agent_id: str) -> Agent:
@@ -261,11 +299,12 @@ class CatalogService:
         if existing is not None:
             raise Conflict(f"{card_url} is already registered as agent {existing}", {"agentId": existing})
 
-    def _audit(self, conn: Connection, actor: Actor, action: str, agent_id: str | None, detail: dict[str, Any]) -> None:
+    def _audit(self, conn: Connection, actor: Actor | None, action: str, agent_id: str | None, detail: dict[str, Any]) -> None:
         conn.execute(AUDIT_INSERT, [self._audit_row(actor, action, agent_id, detail)])
 
-    def _audit_row(self, actor: Actor, action: str, agent_id: str | None, detail: dict[str, Any]) -> dict[str, Any]:
-        return {"at": self._clock(), "principal_id": actor.principal_id, "action": action,
+    def _audit_row(self, actor: Actor | None, action: str, agent_id: str | None, detail: dict[str, Any]) -> dict[str, Any]:
+        # actor None: the registry itself (the re-crawler)
+        return {"at": self._clock(), "principal_id": actor.principal_id if actor else None, "action": action,
                 "agent_id": agent_id, "detail": detail}
 
 
@@ -273,6 +312,10 @@ class CatalogService:
 class _Partition:
     new: list[tuple[int, CardRecord]]
     known: list[tuple[int, str, str]]
+
+
+def _next_version(conn: Connection, agent_pk: int) -> int:
+    return int(conn.scalar(select(func.max(AgentCard.version)).where(AgentCard.agent_pk == agent_pk)) or 0) + 1
 
 
 def _conflict(url: str, agent_id: str) -> dict[str, Any]:

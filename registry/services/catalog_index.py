@@ -4,15 +4,15 @@ and its full-text document. Written with Core statements because registration is
 from __future__ import annotations
 
 import dataclasses
-import functools
-import json
 import datetime as dt
+import functools
 import hashlib
+import json
 import re
 import unicodedata
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, text
+from sqlalchemy import Connection, delete, insert, text, update
 
 from registry.models import Agent, AgentCard, AgentTerm, Skill
 from registry.validation import CardSummary, ValidationReport
@@ -147,6 +147,7 @@ def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> li
     terms.update(("output", mode) for mode in values["output_modes"])
     terms.update(("cap", name) for name, on in values["capabilities"].items() if on)
     terms.update(("proto", v) for v in protocol_terms(values["protocol_versions"]))
+    terms.add(("status", values["status"]))
     return [{"agent_pk": agent_pk, "kind": kind, "value": value[:500]} for kind, value in sorted(terms)]
 
 
@@ -213,14 +214,20 @@ class CatalogWriter:
         self._index(conn, [(pk, record.summary, columns) for pk, (record, columns) in zip(pks, batch)])
         return pks
 
-    def reindex(self, conn: Connection, agent_pk: int, record: CardRecord) -> dict[str, Any]:
+    def reindex(self, conn: Connection, agent_pk: int, record: CardRecord, status: str) -> dict[str, Any]:
         """Replace the skills, terms and text of an agent with those of its new card."""
         conn.execute(delete(Skill).where(Skill.agent_pk == agent_pk))
         conn.execute(delete(AgentTerm).where(AgentTerm.agent_pk == agent_pk))
         self.text_index.remove(conn, agent_pk)
         values = agent_values(record)
-        self._index(conn, [(agent_pk, record.summary, values)])
+        self._index(conn, [(agent_pk, record.summary, {**values, "status": status})])
         return values
+
+    @staticmethod
+    def set_status(conn: Connection, agent_pk: int, status: str) -> None:
+        conn.execute(
+            update(AgentTerm).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status").values(value=status)
+        )
 
     def remove(self, conn: Connection, agent_pk: int) -> None:
         self.text_index.remove(conn, agent_pk)

@@ -11,13 +11,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Integer, Row, and_, column, func, select, text
-from sqlalchemy.orm import Session, aliased, sessionmaker
+from sqlalchemy import Row, func, select
+from sqlalchemy.orm import Session, sessionmaker
 
 from registry.errors import InvalidRequest, NotFound
 from registry.models import Agent, AgentCard, AgentTerm, Skill
 from registry.services.catalog_index import TextIndex, normalize_mode, normalize_tag
 from registry.services.drift import card_drift
+from registry.services.search_plan import SearchFilters, SearchPlanner, TermStats
 
 CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard")
 STATUS_FILTERS = ("active", "deprecated", "any")
@@ -79,62 +80,50 @@ def decode_cursor(cursor: str | None) -> int:
     raise InvalidRequest("cursor is not one this registry issued; start again without it")
 
 
-AGENT_COLUMNS = [c for c in Agent.__table__.columns]
+AGENT_COLUMNS = list(Agent.__table__.columns)
+SKILL_COLUMNS = list(Skill.__table__.columns)
 
 
 class DiscoveryService:
     def __init__(self, sessions: sessionmaker[Session]) -> None:
         self._sessions = sessions
         self._text_index = TextIndex(sessions.kw["bind"].dialect.name)
+        self._planner = SearchPlanner(self._text_index, TermStats())
 
     def search(self, query: AgentQuery) -> AgentPage:
         """Agents matching every filter, in registration order, `limit` at a time."""
         after = decode_cursor(query.cursor)
+        filters = self._filters(query)
+        if filters is None:
+            return AgentPage([], {}, None)
         with self._sessions() as session:
-            stmt = self._filtered(query, after)
-            if stmt is None:
-                return AgentPage([], {}, None)
-            rows = list(session.execute(stmt.limit(query.limit + 1)))
-            more = len(rows) > query.limit
-            rows = rows[: query.limit]
-            skills = self._skills(session, [r.pk for r in rows])
-        cursor = encode_cursor(rows[-1].pk) if more else None
-        return AgentPage(rows, skills, cursor)
+            pks = self._planner.page_pks(session, filters, after, query.limit + 1)
+            more = len(pks) > query.limit
+            pks = pks[: query.limit]
+            rows = {row.pk: row for row in session.execute(select(*AGENT_COLUMNS).where(Agent.pk.in_(pks)))} if pks else {}
+            skills = self._skills(session, pks)
+        cursor = encode_cursor(pks[-1]) if more else None
+        return AgentPage([rows[pk] for pk in pks if pk in rows], skills, cursor)
 
-    def _filtered(self, query: AgentQuery, after: int) -> Any:
-        terms = query.required_terms()
-        stmt = select(*AGENT_COLUMNS)
-        if terms:
-            # Drive the query from the first term's index range, which is already in pk order.
-            driver = aliased(AgentTerm)
-            stmt = stmt.select_from(driver).join(Agent, Agent.pk == driver.agent_pk).where(
-                driver.kind == terms[0][0], driver.value == terms[0][1], driver.agent_pk > after
-            ).order_by(driver.agent_pk)
-            for kind, value in terms[1:]:
-                other = aliased(AgentTerm)
-                stmt = stmt.join(other, and_(other.agent_pk == driver.agent_pk, other.kind == kind, other.value == value))
-        else:
-            stmt = stmt.where(Agent.pk > after).order_by(Agent.pk)
-        if query.match_any and query.tags:
-            tags = sorted({normalize_tag(t) for t in query.tags})
-            stmt = stmt.where(Agent.pk.in_(select(AgentTerm.agent_pk).where(AgentTerm.kind == "tag", AgentTerm.value.in_(tags))))
+    def _filters(self, query: AgentQuery) -> SearchFilters | None:
+        """None when the query cannot match anything (text with no words)."""
+        text_query = None
         if query.text is not None:
-            match = self._text_index.query(query.text)
-            if match is None:
+            text_query = self._text_index.query(query.text)
+            if text_query is None:
                 return None
-            matching = text(self._text_index.match_sql()).bindparams(q=match).columns(column("pk", Integer))
-            stmt = stmt.where(Agent.pk.in_(matching))
+        terms = query.required_terms()
         if query.status != "any":
-            stmt = stmt.where(Agent.status == query.status)
-        if query.updated_since is not None:
-            stmt = stmt.where(Agent.updated_at >= query.updated_since)
-        return stmt
+            terms.append(("status", query.status))
+        any_tags = sorted({normalize_tag(t) for t in query.tags}) if query.match_any else []
+        return SearchFilters(terms, any_tags, text_query, query.updated_since)
 
     @staticmethod
     def _skills(session: Session, pks: Sequence[int]) -> dict[int, list[Row[Any]]]:
         grouped: dict[int, list[Row[Any]]] = defaultdict(list)
         if pks:
-            for row in session.execute(select(Skill).where(Skill.agent_pk.in_(pks)).order_by(Skill.agent_pk, Skill.position)).scalars():
+            stmt = select(*SKILL_COLUMNS).where(Skill.agent_pk.in_(pks)).order_by(Skill.agent_pk, Skill.position)
+            for row in session.execute(stmt):
                 grouped[row.agent_pk].append(row)
         return grouped
 
