@@ -70,7 +70,7 @@ def query_time(name: str) -> dt.datetime | None:
         value = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
         raise InvalidRequest(f"{name} must be an ISO 8601 time such as 2026-01-31T12:00:00Z") from None
-    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def string_field(body: dict[str, Any], name: str, *, required: bool = False) -> str | None:
