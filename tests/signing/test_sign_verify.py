@@ -128,20 +128,25 @@ def test_generated_cards_sign_then_verify(card: dict[str, Any], alg: str) -> Non
     assert result.ok and result.signatures[0].form is CanonicalForm.SDK
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PRINTABLE = [b for b in range(0x20, 0x7F) if b not in b'"\\']
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(st.data())
 def test_any_single_byte_change_to_the_signed_content_fails(data: st.DataObject) -> None:
     key = _property_keys()["EdDSA"]
     card = rich_card(2)
     signature = sign_card(card, key)["signatures"]
     payload = canonicalize(card)
+    # Any byte of the signed payload, replaced by a printable ASCII byte (most such changes keep it
+    # JSON; one that does not is not a card a verifier could be handed).
     position = data.draw(st.integers(0, len(payload) - 1), label="position")
-    byte = data.draw(st.integers(0, 255).filter(lambda b: b != payload[position]), label="byte")
+    byte = data.draw(st.sampled_from(PRINTABLE).filter(lambda b: b != payload[position]), label="byte")
     changed = payload[:position] + bytes([byte]) + payload[position + 1:]
     try:
         tampered = json.loads(changed)
     except ValueError:
-        assume(False)  # not JSON any more: nothing a verifier could be handed as a card
+        assume(False)
     assume(isinstance(tampered, dict))
     result = verify_card({**tampered, "signatures": signature}, StaticKeyResolver([key.public]))
     assert result.signatures[0].outcome is Outcome.INVALID
