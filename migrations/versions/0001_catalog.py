@@ -1,4 +1,4 @@
-"""Catalog: principals, tokens, agents, card history, skills, search terms, audit log.
+"""Catalog: principals, tokens, agents, card history, search terms, audit log.
 
 Revision ID: 0001
 Revises: 
@@ -64,6 +64,7 @@ def upgrade() -> None:
     sa.Column('tags', sa.JSON(), nullable=False),
     sa.Column('card_sha256', sa.String(length=64), nullable=False),
     sa.Column('card_version', sa.Integer(), nullable=False),
+    sa.Column('profile', sa.Text(), nullable=False),
     sa.Column('created_at', registry.models.types.UtcDateTime(timezone=True), nullable=False),
     sa.Column('updated_at', registry.models.types.UtcDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['owner_id'], ['principals.id'], name=op.f('fk_agents_owner_id_principals'), ondelete='SET NULL'),
@@ -121,23 +122,6 @@ def upgrade() -> None:
     with op.batch_alter_table('agent_terms', schema=None) as batch_op:
         batch_op.create_index('ix_agent_terms_lookup', ['kind', 'value', 'agent_pk'], unique=False)
 
-    op.create_table('skills',
-    sa.Column('pk', sa.Integer(), nullable=False),
-    sa.Column('agent_pk', sa.Integer(), nullable=False),
-    sa.Column('position', sa.Integer(), nullable=False),
-    sa.Column('skill_id', sa.String(length=500), nullable=False),
-    sa.Column('name', sa.String(length=500), nullable=False),
-    sa.Column('description', sa.Text(), nullable=False),
-    sa.Column('tags', sa.JSON(), nullable=False),
-    sa.Column('examples', sa.JSON(), nullable=False),
-    sa.Column('input_modes', sa.JSON(), nullable=False),
-    sa.Column('output_modes', sa.JSON(), nullable=False),
-    sa.ForeignKeyConstraint(['agent_pk'], ['agents.pk'], name=op.f('fk_skills_agent_pk_agents'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('pk', name=op.f('pk_skills')),
-    sa.UniqueConstraint('agent_pk', 'position', name=op.f('uq_skills_agent_pk_position'))
-    )
-
-
     _create_text_index()
 
 
@@ -169,7 +153,6 @@ def downgrade() -> None:
         op.execute("DROP TABLE agent_fts")
     else:
         op.drop_table("agent_search")
-    op.drop_table('skills')
     with op.batch_alter_table('agent_terms', schema=None) as batch_op:
         batch_op.drop_index('ix_agent_terms_lookup')
 

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 
 from registry.api.auth import requires
-from registry.api.presenters import agent_json
+from registry.api.presenters import agent_json, page_json_text
 from registry.api.requests import (
     current_actor,
     json_body,
@@ -34,8 +34,7 @@ def _services() -> Any:
 
 
 def _agent_response(agent_id: str) -> Response:
-    row, skills = _services().discovery.get(agent_id)
-    return jsonify(agent_json(row, skills))
+    return jsonify(agent_json(_services().discovery.get(agent_id)))
 
 
 @bp.post("")
@@ -52,7 +51,7 @@ def register() -> Response:
     else:
         url = string_field(body, "url", required=True)
         snapshot = _services().catalog.register_from_url(actor, url or "")
-    response = jsonify(agent_json(snapshot.agent, snapshot.skills))
+    response = jsonify(agent_json(snapshot.agent))
     response.status_code = 201
     response.headers["Location"] = url_for("agents.get_agent", agent_id=snapshot.agent.id)
     return response
@@ -102,8 +101,7 @@ def search() -> Response:
         cursor=request.args.get("cursor"),
     )
     page = _services().discovery.search(query)
-    items = [agent_json(row, page.skills.get(row.pk, [])) for row in page.agents]
-    return jsonify({"items": items, "nextCursor": page.next_cursor})
+    return Response(page_json_text(page.agents, page.next_cursor), mimetype="application/json")
 
 
 @bp.get("/<agent_id>")

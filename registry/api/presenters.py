@@ -1,8 +1,10 @@
-"""How agents look in the API. One shape for the list and for a single agent."""
+"""How agents look in the API. One shape for the list and for a single agent: the fields that
+change without a new card, then the profile rendered from the card when it was stored."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 
@@ -10,42 +12,58 @@ def _time(value: dt.datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def skill_json(skill: Any) -> dict[str, Any]:
-    return {
-        "id": skill.skill_id,
-        "name": skill.name,
-        "description": skill.description,
-        "tags": skill.tags,
-        "examples": skill.examples,
-        "inputModes": skill.input_modes,
-        "outputModes": skill.output_modes,
-    }
-
-
-def agent_json(agent: Any, skills: list[Any]) -> dict[str, Any]:
-    provider = None
-    if agent.provider_org or agent.provider_url:
-        provider = {"organization": agent.provider_org, "url": agent.provider_url}
+def live_fields(agent: Any) -> dict[str, Any]:
+    """The fields that change without a new card (status, times, …)."""
     return {
         "id": agent.id,
         "cardUrl": agent.card_url,
-        "name": agent.name,
-        "description": agent.description,
-        "version": agent.version,
-        "provider": provider,
-        "documentationUrl": agent.documentation_url,
-        "iconUrl": agent.icon_url,
-        "protocolVersions": agent.protocol_versions,
-        "interfaces": agent.interfaces,
-        "capabilities": agent.capabilities,
-        "defaultInputModes": agent.input_modes,
-        "defaultOutputModes": agent.output_modes,
-        "skills": [skill_json(s) for s in skills],
-        "tags": agent.tags,
         "status": agent.status,
         "statusMessage": agent.status_message,
         "source": agent.source,
         "cardVersion": agent.card_version,
         "createdAt": _time(agent.created_at),
         "updatedAt": _time(agent.updated_at),
+        "health": health_json(agent),
     }
+
+
+def health_json(agent: Any) -> dict[str, Any]:
+    """The agent's rolled-up health (issue 5): state, when checked, latency, reason, uptime."""
+    return {
+        "state": agent.health_state,
+        "checkedAt": _time(agent.health_checked_at),
+        "latencyMs": agent.health_latency_ms,
+        "reason": agent.health_reason,
+        "uptime24h": agent.health_uptime24h,
+    }
+
+
+def health_check_json(check: Any) -> dict[str, Any]:
+    """One probe of one interface."""
+    return {
+        "checkedAt": _time(check.checked_at),
+        "interfaceUrl": check.interface_url,
+        "protocolVersion": check.protocol_version,
+        "method": check.method,
+        "outcome": check.outcome,
+        "reason": check.reason,
+        "latencyMs": check.latency_ms,
+        "httpStatus": check.http_status,
+        "rpcCode": check.rpc_code,
+        "detail": check.detail,
+    }
+
+
+def agent_json(agent: Any) -> dict[str, Any]:
+    return {**live_fields(agent), **json.loads(agent.profile)}
+
+
+def agent_json_text(agent: Any) -> str:
+    """The same object as `agent_json`, as JSON text, without decoding the stored profile."""
+    live = json.dumps(live_fields(agent), ensure_ascii=False, separators=(",", ":"))
+    return live[:-1] + "," + agent.profile[1:]
+
+
+def page_json_text(agents: list[Any], next_cursor: str | None) -> str:
+    items = ",".join(agent_json_text(agent) for agent in agents)
+    return f'{{"items":[{items}],"nextCursor":{json.dumps(next_cursor)}}}'

@@ -1,9 +1,9 @@
 """Typed SQLAlchemy models. Import from here so that every table is registered on `Base.metadata`."""
 
 from registry.db import Base
-from registry.models.auth import ApiToken, Principal
 from registry.models.audit import AuditEntry
-from registry.models.catalog import Agent, AgentCard, AgentTerm, Skill
+from registry.models.auth import ApiToken, Principal
+from registry.models.catalog import Agent, AgentCard, AgentTerm
 from registry.models.health import HealthCheck
 
-__all__ = ["Agent", "AgentCard", "AgentTerm", "ApiToken", "AuditEntry", "Base", "HealthCheck", "Principal", "Skill"]
+__all__ = ["Agent", "AgentCard", "AgentTerm", "ApiToken", "AuditEntry", "Base", "HealthCheck", "Principal"]

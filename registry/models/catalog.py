@@ -1,4 +1,4 @@
-"""The catalog: agents, their immutable card history, skills and the search terms.
+"""The catalog: agents, their immutable card history and the search terms.
 
 `agent_terms` is the one index every structured filter uses: one row per (agent, kind, value)
 for tags, modes, skill ids and protocol versions, so a query with N filters is N index
@@ -21,7 +21,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, mapped_column
 
 from registry.db import Base
 from registry.models.health import AgentScheduleColumns
@@ -59,9 +59,9 @@ class Agent(AgentScheduleColumns, Base):
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime())
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime(), index=True)
 
-    skills: Mapped[list[Skill]] = relationship(
-        back_populates="agent", order_by="Skill.position", cascade="all, delete-orphan", passive_deletes=True
-    )
+    # The card-derived part of the agent as the API shows it, rendered once at write time so that
+    # a page of results is spliced together rather than decoded and re-encoded field by field.
+    profile: Mapped[str] = mapped_column(Text)
 
 
 class AgentCard(Base):
@@ -87,26 +87,8 @@ class AgentCard(Base):
     last_modified: Mapped[str | None] = mapped_column(String(100), nullable=True)
 
 
-class Skill(Base):
-    __tablename__ = "skills"
-    __table_args__ = (UniqueConstraint("agent_pk", "position"),)
-
-    pk: Mapped[int] = mapped_column(Integer, primary_key=True)
-    agent_pk: Mapped[int] = mapped_column(ForeignKey("agents.pk", ondelete="CASCADE"))
-    position: Mapped[int] = mapped_column(Integer)
-    skill_id: Mapped[str] = mapped_column(String(500))
-    name: Mapped[str] = mapped_column(String(500))
-    description: Mapped[str] = mapped_column(Text)
-    tags: Mapped[list[str]] = mapped_column(JSON)
-    examples: Mapped[list[str]] = mapped_column(JSON)
-    input_modes: Mapped[list[str]] = mapped_column(JSON)
-    output_modes: Mapped[list[str]] = mapped_column(JSON)
-
-    agent: Mapped[Agent] = relationship(back_populates="skills")
-
-
 class AgentTerm(Base):
-    """A normalised, searchable value of an agent: kind is tag, skill, input, output or protocol."""
+    """A normalised, searchable value of an agent: kind is tag, skill, input, output, cap, proto or status."""
 
     __tablename__ = "agent_terms"
     __table_args__ = (Index("ix_agent_terms_lookup", "kind", "value", "agent_pk"),)

@@ -20,13 +20,16 @@ from registry.models import Agent, AgentCard, AuditEntry
 from registry.models.types import utcnow
 from registry.services.card_fetcher import CardFetcher, FetchedCard, NotModified
 from registry.services.card_urls import canonical_card_url
-from registry.services.catalog_index import CardRecord, CatalogWriter, agent_values, card_values, skill_rows
+from registry.services.catalog_index import CardRecord, CatalogWriter, agent_values, card_values
 from registry.services.group_commit import GroupCommitter
 from registry.services.tokens import Actor
 from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
 AUDIT_INSERT = insert(AuditEntry)
+# What a just-registered agent shows before its first probe (the columns' server defaults).
+NEW_AGENT_HEALTH = {"health_state": "unknown", "health_checked_at": None, "health_latency_ms": None,
+                    "health_reason": None, "health_uptime24h": None}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,11 +37,10 @@ class AgentSnapshot:
     """An agent as just written, shaped like the rows the API presents (saves a read-back)."""
 
     agent: SimpleNamespace
-    skills: list[SimpleNamespace]
 
     @classmethod
-    def of(cls, columns: dict[str, Any], skills: list[dict[str, Any]]) -> AgentSnapshot:
-        return cls(SimpleNamespace(**columns), [SimpleNamespace(**row) for row in skills])
+    def of(cls, columns: dict[str, Any]) -> AgentSnapshot:
+        return cls(SimpleNamespace(**columns))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,6 +215,7 @@ class CatalogService:
         return {
             **agent_values(record), "id": self._new_id(), "owner_id": actor.principal_id, "status": "active",
             "status_message": None, "card_version": 1, "created_at": now, "updated_at": now,
+            **NEW_AGENT_HEALTH,
         }
 
     def _insert_one(self, actor: Actor, record: CardRecord) -> AgentSnapshot:
@@ -222,7 +225,7 @@ class CatalogService:
         except IntegrityError:
             self._refuse_known_url(record.card_url)
             raise
-        return AgentSnapshot.of(columns, skill_rows(0, record.summary))
+        return AgentSnapshot.of(columns)
 
     def _write_registrations(self, batch: list[tuple[Actor, CardRecord, dict[str, Any]]]) -> None:
         with self._engine.begin() as conn:

@@ -1,5 +1,5 @@
-"""How a validated card becomes rows: the agent's denormalised fields, its skills, its search terms
-and its full-text document. Written with Core statements because registration is a hot path."""
+"""How a validated card becomes rows: the agent's denormalised fields and rendered profile, its
+search terms and its full-text document. Written with Core statements because registration is a hot path."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, insert, text, update
 
-from registry.models import Agent, AgentCard, AgentTerm, Skill
+from registry.models import Agent, AgentCard, AgentTerm
 from registry.validation import CardSummary, ValidationReport
 
 _SPACES = re.compile(r"\s+")
@@ -72,7 +72,7 @@ def protocol_terms(versions: list[str]) -> set[str]:
 def agent_values(record: CardRecord) -> dict[str, Any]:
     """The agent columns that follow the current card."""
     summary = record.summary
-    return {
+    values = {
         "card_url": record.card_url,
         "source": record.source,
         "name": summary.name[:500],
@@ -94,6 +94,8 @@ def agent_values(record: CardRecord) -> dict[str, Any]:
         "tags": sorted({normalize_tag(t) for s in summary.skills for t in s.tags if normalize_tag(t)}),
         "card_sha256": record.sha256,
     }
+    values["profile"] = profile_json(summary, values)
+    return values
 
 
 def card_values(record: CardRecord, agent_pk: int, version: int) -> dict[str, Any]:
@@ -123,21 +125,38 @@ def _all_modes(summary: CardSummary, direction: str) -> list[str]:
     return sorted(m for m in modes if m)
 
 
-def skill_rows(agent_pk: int, summary: CardSummary) -> list[dict[str, Any]]:
-    return [
-        {
-            "agent_pk": agent_pk,
-            "position": position,
-            "skill_id": skill.id,
-            "name": skill.name,
-            "description": skill.description,
-            "tags": list(skill.tags),
-            "examples": list(skill.examples),
-            "input_modes": list(skill.input_modes),
-            "output_modes": list(skill.output_modes),
-        }
-        for position, skill in enumerate(summary.skills)
-    ]
+def skill_json(skill: Any) -> dict[str, Any]:
+    return {
+        "id": skill.id,
+        "name": skill.name,
+        "description": skill.description,
+        "tags": list(skill.tags),
+        "examples": list(skill.examples),
+        "inputModes": list(skill.input_modes),
+        "outputModes": list(skill.output_modes),
+    }
+
+
+def profile_json(summary: CardSummary, values: dict[str, Any]) -> str:
+    """The card-derived fields of the agent as the API shows them, as JSON text."""
+    provider = None
+    if summary.provider_org or summary.provider_url:
+        provider = {"organization": summary.provider_org, "url": summary.provider_url}
+    return json.dumps({
+        "name": values["name"],
+        "description": summary.description,
+        "version": summary.version,
+        "provider": provider,
+        "documentationUrl": summary.documentation_url,
+        "iconUrl": summary.icon_url,
+        "protocolVersions": values["protocol_versions"],
+        "interfaces": values["interfaces"],
+        "capabilities": values["capabilities"],
+        "defaultInputModes": values["input_modes"],
+        "defaultOutputModes": values["output_modes"],
+        "skills": [skill_json(skill) for skill in summary.skills],
+        "tags": values["tags"],
+    }, ensure_ascii=False, separators=(",", ":"))
 
 
 def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> list[dict[str, Any]]:
@@ -193,7 +212,6 @@ class TextIndex:
 
 AGENT_INSERT = insert(Agent).returning(Agent.pk, sort_by_parameter_order=True)
 CARD_INSERT = insert(AgentCard)
-SKILL_INSERT = insert(Skill)
 TERM_INSERT = insert(AgentTerm)
 
 
@@ -215,8 +233,7 @@ class CatalogWriter:
         return pks
 
     def reindex(self, conn: Connection, agent_pk: int, record: CardRecord, status: str) -> dict[str, Any]:
-        """Replace the skills, terms and text of an agent with those of its new card."""
-        conn.execute(delete(Skill).where(Skill.agent_pk == agent_pk))
+        """Replace the terms and text of an agent with those of its new card."""
         conn.execute(delete(AgentTerm).where(AgentTerm.agent_pk == agent_pk))
         self.text_index.remove(conn, agent_pk)
         values = agent_values(record)
@@ -234,10 +251,7 @@ class CatalogWriter:
         conn.execute(delete(Agent).where(Agent.pk == agent_pk))
 
     def _index(self, conn: Connection, items: list[tuple[int, CardSummary, dict[str, Any]]]) -> None:
-        skills = [row for pk, summary, _ in items for row in skill_rows(pk, summary)]
         terms = [row for pk, summary, values in items for row in term_rows(pk, values, summary)]
-        if skills:
-            conn.execute(SKILL_INSERT, skills)
         if terms:
             conn.execute(TERM_INSERT, terms)
         self.text_index.write(conn, [{"agent_pk": pk, "document": search_document(s)} for pk, s, _ in items])

@@ -7,15 +7,13 @@ import binascii
 import dataclasses
 import datetime as dt
 import json
-from collections import defaultdict
-from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Row, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry.errors import InvalidRequest, NotFound
-from registry.models import Agent, AgentCard, AgentTerm, Skill
+from registry.models import Agent, AgentCard, AgentTerm
 from registry.services.catalog_index import TextIndex, normalize_mode, normalize_tag
 from registry.services.drift import card_drift
 from registry.services.search_plan import SearchFilters, SearchPlanner, TermStats
@@ -58,7 +56,6 @@ class AgentQuery:
 @dataclasses.dataclass(frozen=True)
 class AgentPage:
     agents: list[Row[Any]]
-    skills: dict[int, list[Row[Any]]]
     next_cursor: str | None
 
 
@@ -80,8 +77,12 @@ def decode_cursor(cursor: str | None) -> int:
     raise InvalidRequest("cursor is not one this registry issued; start again without it")
 
 
-AGENT_COLUMNS = list(Agent.__table__.columns)
-SKILL_COLUMNS = list(Skill.__table__.columns)
+# What the API shows of an agent: the rendered profile plus the columns that change without a new card.
+LISTING_COLUMNS = [
+    Agent.pk, Agent.id, Agent.card_url, Agent.status, Agent.status_message, Agent.source,
+    Agent.card_version, Agent.created_at, Agent.updated_at, Agent.profile,
+    Agent.health_state, Agent.health_checked_at, Agent.health_latency_ms, Agent.health_reason, Agent.health_uptime24h,
+]
 
 
 class DiscoveryService:
@@ -95,15 +96,14 @@ class DiscoveryService:
         after = decode_cursor(query.cursor)
         filters = self._filters(query)
         if filters is None:
-            return AgentPage([], {}, None)
+            return AgentPage([], None)
         with self._sessions() as session:
             pks = self._planner.page_pks(session, filters, after, query.limit + 1)
             more = len(pks) > query.limit
             pks = pks[: query.limit]
-            rows = {row.pk: row for row in session.execute(select(*AGENT_COLUMNS).where(Agent.pk.in_(pks)))} if pks else {}
-            skills = self._skills(session, pks)
+            rows = {row.pk: row for row in session.execute(select(*LISTING_COLUMNS).where(Agent.pk.in_(pks)))} if pks else {}
         cursor = encode_cursor(pks[-1]) if more else None
-        return AgentPage([rows[pk] for pk in pks if pk in rows], skills, cursor)
+        return AgentPage([rows[pk] for pk in pks if pk in rows], cursor)
 
     def _filters(self, query: AgentQuery) -> SearchFilters | None:
         """None when the query cannot match anything (text with no words)."""
@@ -118,22 +118,13 @@ class DiscoveryService:
         any_tags = sorted({normalize_tag(t) for t in query.tags}) if query.match_any else []
         return SearchFilters(terms, any_tags, text_query, query.updated_since)
 
-    @staticmethod
-    def _skills(session: Session, pks: Sequence[int]) -> dict[int, list[Row[Any]]]:
-        grouped: dict[int, list[Row[Any]]] = defaultdict(list)
-        if pks:
-            stmt = select(*SKILL_COLUMNS).where(Skill.agent_pk.in_(pks)).order_by(Skill.agent_pk, Skill.position)
-            for row in session.execute(stmt):
-                grouped[row.agent_pk].append(row)
-        return grouped
-
-    def get(self, agent_id: str) -> tuple[Row[Any], list[Row[Any]]]:
-        """The agent and its skills. Raises NotFound."""
+    def get(self, agent_id: str) -> Row[Any]:
+        """The agent as the API shows it. Raises NotFound."""
         with self._sessions() as session:
-            row = session.execute(select(*AGENT_COLUMNS).where(Agent.id == agent_id)).first()
-            if row is None:
-                raise NotFound(f"no agent with id {agent_id!r}")
-            return row, self._skills(session, [row.pk])[row.pk]
+            row = session.execute(select(*LISTING_COLUMNS).where(Agent.id == agent_id)).first()
+        if row is None:
+            raise NotFound(f"no agent with id {agent_id!r}")
+        return row
 
     def card(self, agent_id: str, version: int | None = None) -> AgentCard:
         """The current card (or a given version), verbatim. Raises NotFound."""

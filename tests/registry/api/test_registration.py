@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 
 from registry.app import create_app
 from registry.container import build_services
-from registry.models import Agent, AgentCard, AuditEntry, Skill
+from registry.models import Agent, AgentCard, AuditEntry
 from tests.support.cards import make_card, make_v03_card
 
 
@@ -63,7 +63,7 @@ def test_invalid_card_is_rejected_with_every_issue_and_nothing_stored(client, au
     issues = error["details"]["issues"]
     assert all({"path", "rule", "severity", "message"} <= set(i) for i in issues)
     assert len([i for i in issues if i["severity"] == "error"]) >= 2
-    for model in (Agent, AgentCard, Skill):
+    for model in (Agent, AgentCard):
         assert _count(services, model) == 0
 
 
