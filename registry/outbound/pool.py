@@ -4,18 +4,20 @@ Pinning: a pool is created with the *checked IP address* as its host, so urllib3
 to that address and never resolves the name again (no DNS-rebinding window between check
 and connect). The name still goes where it belongs: in the Host header (set by the client)
 and, for https, as TLS SNI (``server_hostname``) and as the name the certificate must match
-(``assert_hostname``). Pools are keyed by scheme, IP, port and host name, i.e. one pool per
-host:pinned-ip, kept in urllib3's thread-safe LRU of ``policy.pool_connections`` pools.
+(``assert_hostname``). Pools are keyed by scheme, host name, port and IP, i.e. one pool per
+host:pinned-ip, in an LRU of ``policy.pool_connections`` pools.
 """
 
 from __future__ import annotations
 
 import functools
 import ssl
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import certifi
-from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager
+from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.response import HTTPResponse
 from urllib3.util.ssl_ import create_urllib3_context
@@ -74,12 +76,6 @@ class _PinnedHTTPSPool(HTTPSConnectionPool):
         super()._put_conn(_put_back(conn))
 
 
-class _PinnedPoolManager(PoolManager):
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.pool_classes_by_scheme = {"http": _PinnedHTTPPool, "https": _PinnedHTTPSPool}
-
-
 @functools.lru_cache(maxsize=8)
 def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
     """One verifying context per CA bundle, shared by all connections and clients: loading
@@ -94,24 +90,47 @@ def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
 
 
 class PinnedPools:
-    """Connection pools per (scheme, host name, pinned IP, port). Thread-safe."""
+    """Connection pools per (scheme, host name, port, pinned IP), least recently used
+    evicted beyond ``policy.pool_connections``. Thread-safe.
+
+    A plain LRU rather than urllib3's PoolManager: the manager normalises a dozen key fields
+    on every call, which costs more than the rest of a loopback request.
+    """
 
     def __init__(self, policy: OutboundPolicy) -> None:
         self._ca_bundle = policy.ca_bundle
-        self._manager = _PinnedPoolManager(
-            num_pools=policy.pool_connections,
-            maxsize=policy.pool_maxsize,
-            block=False,
-            cert_reqs="CERT_REQUIRED",
-        )
+        self._max_pools = policy.pool_connections
+        self._maxsize = policy.pool_maxsize
+        self._pools: OrderedDict[tuple[str, str, int, str], HTTPConnectionPool] = OrderedDict()
+        self._lock = threading.Lock()
 
     def pool_for(self, target: Target, address: IPAddress) -> HTTPConnectionPool:
-        pool_kwargs: dict[str, Any] = {"server_hostname": target.host, "assert_hostname": target.host}
-        if target.scheme == "https":
-            pool_kwargs["ssl_context"] = tls_context(self._ca_bundle)
-        return self._manager.connection_from_host(
-            str(address), port=target.port, scheme=target.scheme, pool_kwargs=pool_kwargs
-        )
+        key = (target.scheme, target.host, target.port, str(address))
+        evicted = None
+        with self._lock:
+            pool = self._pools.get(key)
+            if pool is not None:
+                self._pools.move_to_end(key)
+                return pool
+            pool = self._pools[key] = self._new_pool(target, key[3])
+            if len(self._pools) > self._max_pools:
+                evicted = self._pools.popitem(last=False)[1]
+        if evicted is not None:
+            evicted.close()  # idle connections now; busy ones are closed when handed back
+        return pool
 
     def close(self) -> None:
-        self._manager.clear()
+        with self._lock:
+            pools = list(self._pools.values())
+            self._pools.clear()
+        for pool in pools:
+            pool.close()
+
+    def _new_pool(self, target: Target, ip: str) -> HTTPConnectionPool:
+        if target.scheme == "https":
+            return _PinnedHTTPSPool(
+                ip, target.port, maxsize=self._maxsize, block=False,
+                server_hostname=target.host, assert_hostname=target.host,
+                ssl_context=tls_context(self._ca_bundle), cert_reqs="CERT_REQUIRED",
+            )
+        return _PinnedHTTPPool(ip, target.port, maxsize=self._maxsize, block=False)

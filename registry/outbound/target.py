@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Mapping
@@ -32,13 +33,7 @@ class Target:
     host: str
     port: int
     request_target: str
-
-    @property
-    def literal_ip(self) -> IPAddress | None:
-        try:
-            return ipaddress.ip_address(self.host)
-        except ValueError:
-            return None
+    literal_ip: IPAddress | None = None  # set when the host is an IP address literal
 
     @property
     def authority(self) -> str:
@@ -54,6 +49,9 @@ class Target:
         return f"{self.scheme}://{self.authority}{self.request_target}"
 
 
+# Probes and crawls call the same URLs over and over; parsing is pure, so it is cached
+# (failures raise and are not cached).
+@functools.lru_cache(maxsize=4096)
 def parse_target(url: str) -> Target:
     """Parse an absolute http(s) URL; the fragment is dropped.
 
@@ -79,12 +77,14 @@ def parse_target(url: str) -> Target:
     path = quote(parts.path or "/", safe=_URL_SAFE)
     query = quote(parts.query, safe=_URL_SAFE)
     request_target = urlunsplit(("", "", path, query, ""))
-    return Target(scheme, _ascii_host(parts.hostname, url), port or DEFAULT_PORTS[scheme], request_target)
+    host, literal_ip = _ascii_host(parts.hostname, url)
+    return Target(scheme, host, port or DEFAULT_PORTS[scheme], request_target, literal_ip)
 
 
-def _ascii_host(host: str, url: str) -> str:
+def _ascii_host(host: str, url: str) -> tuple[str, IPAddress | None]:
     try:
-        return str(ipaddress.ip_address(host))
+        literal_ip = ipaddress.ip_address(host)
+        return str(literal_ip), literal_ip
     except ValueError:
         pass
     try:
@@ -94,7 +94,7 @@ def _ascii_host(host: str, url: str) -> str:
     ascii_host = ascii_host.lower()
     if not _HOST_LABELS.match(ascii_host):
         raise OutboundInvalidUrl(f"{host!r} is not a valid host name", url=url)
-    return ascii_host
+    return ascii_host, None
 
 
 def check_method(method: str) -> str:

@@ -152,3 +152,12 @@ def test_ipv6_targets_work_when_allowlisted(servers: Servers, make_client: Clien
     response = client.get(server.url("/"))
     assert response.url == f"http://[::1]:{server.port}/"
     assert server.seen[0].headers["host"] == f"[::1]:{server.port}"
+
+
+def test_pools_beyond_the_limit_are_evicted_and_rebuilt(servers: Servers, make_client: ClientFactory) -> None:
+    first = servers.start({"/": lambda exchange: exchange.reply(200, b"1")})
+    second = servers.start({"/": lambda exchange: exchange.reply(200, b"2")})
+    client = make_client(pool_connections=1)
+    bodies = [client.get(server.url("/")).body for server in (first, second, first, second)]
+    assert bodies == [b"1", b"2", b"1", b"2"]
+    assert len({seen.client_port for seen in first.seen}) == 2  # its pool was closed in between
