@@ -88,6 +88,9 @@ def not_found(exchange: Exchange) -> None:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 drops SYNs when 8 client threads connect at once
+    # on a busy machine; the retransmit then takes a second.
+    request_queue_size = 128
     owner: LoopbackServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:

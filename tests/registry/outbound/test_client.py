@@ -161,3 +161,27 @@ def test_pools_beyond_the_limit_are_evicted_and_rebuilt(servers: Servers, make_c
     bodies = [client.get(server.url("/")).body for server in (first, second, first, second)]
     assert bodies == [b"1", b"2", b"1", b"2"]
     assert len({seen.client_port for seen in first.seen}) == 2  # its pool was closed in between
+
+
+def test_a_kept_alive_connection_dropped_mid_request_is_retried_once_for_idempotent_methods(
+    servers: Servers, make_client: ClientFactory
+) -> None:
+    answered_ports: set[int] = set()
+
+    def one_per_connection(exchange: Exchange) -> None:
+        # The race a keep-alive client meets: the server closes an idle connection just as
+        # the next request goes out on it.
+        port = exchange.client_address[1]
+        if port in answered_ports:
+            exchange.close_connection = True
+            return
+        answered_ports.add(port)
+        exchange.reply(200, b"ok")
+
+    server = servers.start({"/": one_per_connection})
+    client = make_client()
+    assert client.get(server.url("/")).body == b"ok"
+    assert client.get(server.url("/")).body == b"ok"  # dropped, then retried on a new connection
+    assert len(server.seen) == 3
+    with pytest.raises(OutboundConnectionError):
+        client.post(server.url("/"), body=b"not idempotent")  # never sent twice
