@@ -123,9 +123,42 @@ def message_plan(message: str) -> MessagePlan:
 
 def v1_structure_issues(card: dict[str, Any], *, report_unknown_nested: bool) -> list[Issue]:
     """Every REQUIRED field missing or empty, every wrong type, every oneof problem, in order."""
+    if is_clean(card, "AgentCard", report_unknown_nested, top=True):
+        return []
     issues: list[Issue] = []
     _check_message(card, "AgentCard", "", issues, report_unknown_nested)
     return issues
+
+
+def is_clean(obj: dict[str, Any], message: str, report_unknown: bool, top: bool = False) -> bool:
+    """True exactly when `_check_message` would find nothing: the same rules, without building a
+    pointer or an issue, because valid cards are the registry's hot path (a property test keeps
+    the two in step)."""
+    plan = message_plan(message)
+    for spec in plan.fields:
+        value = obj.get(spec.name)
+        if value is None:
+            if spec.required:
+                return False
+        elif not isinstance(value, spec.json_type) or (spec.required and not value and spec.kind != "message"):
+            return False
+        elif spec.element is not None and spec.element != STRUCT and not _members_clean(value, spec, report_unknown):
+            return False
+    for group, members in plan.oneofs:
+        chosen = sum(obj.get(name) is not None for name in members)
+        if chosen > 1 or (chosen == 0 and (message, group) in ONEOF_MUST_BE_SET):
+            return False
+    return top or not report_unknown or obj.keys() <= plan.names
+
+
+def _members_clean(value: Any, spec: FieldSpec, report_unknown: bool) -> bool:
+    if spec.kind == "message":
+        return is_clean(value, spec.element, report_unknown)  # type: ignore[arg-type]
+    items = value if spec.kind == "repeated" else value.values()
+    if spec.element == STRING:
+        return all(isinstance(item, str) for item in items)
+    return all(isinstance(item, dict) and is_clean(item, spec.element, report_unknown)  # type: ignore[arg-type]
+               for item in items)
 
 
 def _check_message(obj: dict[str, Any], message: str, path: str, issues: list[Issue],

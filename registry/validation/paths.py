@@ -14,7 +14,10 @@ def pointer(*parts: str | int) -> str:
 def child(path: str, *parts: str | int) -> str:
     """The pointer of a member below `path` (on the validation hot path: no work for plain names)."""
     for part in parts:
-        text = part if isinstance(part, str) else str(part)
+        if isinstance(part, int):
+            path = f"{path}/{part}"
+            continue
+        text = part
         if "~" in text or "/" in text:
             text = text.replace("~", "~0").replace("/", "~1")
         path = f"{path}/{text}"

@@ -19,6 +19,7 @@ _HTTP_SCHEMES = frozenset({"http", "https"})
 _GRPC_SCHEMES = _HTTP_SCHEMES | {"grpc", "grpcs"}
 # An https URL with a plain host name needs no parsing to be judged fine.
 _PLAIN_HTTPS = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:[/?#]\S*)?")
+_WHITESPACE = re.compile(r"\s")
 
 
 def transport_issues(card: dict[str, Any], detection: Detection) -> list[Issue]:
@@ -45,7 +46,7 @@ def check_url(value: Any, path: str, *, grpc: bool = False, required: bool = Fal
         host = parts.hostname
     except ValueError:
         parts, host = None, None
-    if parts is None or not parts.scheme or not host or any(c.isspace() for c in value):
+    if parts is None or not parts.scheme or not host or _WHITESPACE.search(value):
         hint = " (e.g. https://agent.example.com/a2a)" if not grpc else " (e.g. grpc://agent.example.com:443)"
         return [make_issue("url-invalid", path, f"\"{value}\" is not an absolute URL{hint}")]
     allowed = _GRPC_SCHEMES if grpc else _HTTP_SCHEMES

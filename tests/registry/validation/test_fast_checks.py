@@ -37,15 +37,15 @@ VALUES = st.recursive(
 )
 
 
-CHECKS = [(schema, compile_checks(schema).get(id(schema))) for schema in SCHEMAS]
+CHECKS = [(Draft7Validator(schema), compile_checks(schema).get(id(schema))) for schema in SCHEMAS]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(case=st.sampled_from(CHECKS), value=VALUES)
-def test_a_fast_check_never_accepts_what_jsonschema_rejects(case: tuple[dict[str, Any], Any], value: Any) -> None:
-    schema, check = case
+def test_a_fast_check_never_accepts_what_jsonschema_rejects(case: tuple[Draft7Validator, Any], value: Any) -> None:
+    validator, check = case
     if check is not None and check(value):
-        assert Draft7Validator(schema).is_valid(value)
+        assert validator.is_valid(value)
 
 
 @pytest.mark.parametrize(("schema", "value"), [

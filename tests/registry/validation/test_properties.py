@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
-from registry.validation import RULES, summarize_card, validate_card
+from registry.validation import RULES, field_table, summarize_card, validate_card
 from registry.validation.schema_store import SCHEMA_VERSIONS, card_validator, read_schema_file
 from registry.validation.schema_validation import schema_issues
 from tests.registry.validation import sample_cards
@@ -108,3 +108,11 @@ def test_compiled_schemas_find_exactly_what_plain_jsonschema_finds(card: dict[st
     if compiled.fast_check is not None and compiled.fast_check(card):
         assert not ours
     schema_issues(card, version)
+
+
+@settings(max_examples=100, deadline=None)
+@given(damaged_cards(), st.booleans())
+def test_the_v1_fast_path_agrees_with_the_detailed_walk(card: dict[str, Any], report_unknown: bool) -> None:
+    issues: list[Any] = []
+    field_table._check_message(card, "AgentCard", "", issues, report_unknown)
+    assert field_table.is_clean(card, "AgentCard", report_unknown, top=True) is (not issues)
