@@ -14,7 +14,7 @@ from registry.validation.report import Issue, make_issue
 # RFC 6838 §4.2 restricted-name, with `*` wildcards and optional parameters (RFC 9110 §8.3.1).
 _NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
 _MEDIA_TYPE = re.compile(
-    rf"^(?:{_NAME}|\*)/(?:{_NAME}|\*)(?:\s*;\s*[A-Za-z0-9!#$&^_.+-]+=(?:[^;\s\"]+|\"[^\"]*\"))*$"
+    rf"(?:{_NAME}|\*)/(?:{_NAME}|\*)(?:\s*;\s*[A-Za-z0-9!#$&^_.+-]+=(?:[^;\s\"]+|\"[^\"]*\"))*"
 )
 # What the bare words seen in real cards (a2a-samples, a2a-dotnet) most likely mean.
 _MEDIA_TYPE_HINTS = {
@@ -128,7 +128,7 @@ def _modes(modes: Any, path: str) -> list[Issue]:
 @functools.lru_cache(maxsize=1024)
 def is_media_type(mode: str) -> bool:
     """Cached: a few dozen media types make up nearly every card's modes."""
-    return _MEDIA_TYPE.match(mode) is not None
+    return _MEDIA_TYPE.fullmatch(mode) is not None
 
 
 def _bad_mode(mode: str, path: str) -> Issue:

@@ -85,10 +85,8 @@ def _within_depth(root: Any, max_depth: int) -> bool:
             return False
         next_level: list[Any] = []
         for value in level:
-            if isinstance(value, dict):
-                next_level.extend(value.values())
-            elif isinstance(value, list):
-                next_level.extend(value)
+            if isinstance(value, (dict, list)):  # most values are strings: one test for them
+                next_level.extend(value.values() if isinstance(value, dict) else value)
         level, depth = next_level, depth + 1
     return True
 

@@ -246,3 +246,14 @@ def test_grpc_urls_are_fine_for_grpc_interfaces() -> None:
 def test_card_limits_reject_nonsense() -> None:
     with pytest.raises(ValueError, match="max_skills"):
         CardLimits(max_skills=0)
+
+
+@pytest.mark.parametrize(("mode", "is_media_type"), [
+    ("text/plain", True), ("application/vnd.geo+json", True), ("text/plain; charset=utf-8", True),
+    ("image/*", True), ("*/*", True), ("text", False), ("text/", False), ("text/plain\n", False),
+    ("text/plain html", False),
+])
+def test_media_types(mode: str, is_media_type: bool) -> None:
+    card = sample_cards.v10()
+    card["defaultOutputModes"] = [mode]
+    assert ("media-type-invalid" in {i.rule for i in validate_card(card).issues}) is not is_media_type
