@@ -67,18 +67,22 @@ def register(url: str, registry: str, token: str | None, as_json: bool) -> None:
 @click.option("--capability", "capabilities", multiple=True,
               type=click.Choice(["streaming", "pushNotifications", "extendedAgentCard"]))
 @click.option("--status", default=None, type=click.Choice(["active", "deprecated", "any"]))
+@click.option("--health", default=None, type=click.Choice(["up", "degraded", "down", "unknown"]),
+              help="Only agents in this health state.")
+@click.option("--include-dead", is_flag=True, help="Also agents hidden for being down too long.")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
 @click.option("--cursor", default=None, help="Continue from a previous page.")
 @registry_option
 @json_option
 @reports_errors
 def search(tags: tuple[str, ...], match_any: bool, text: str | None, skill: str | None, input_mode: str | None,
-           output_mode: str | None, capabilities: tuple[str, ...], status: str | None, limit: int,
-           cursor: str | None, registry: str, as_json: bool) -> None:
+           output_mode: str | None, capabilities: tuple[str, ...], status: str | None, health: str | None,
+           include_dead: bool, limit: int, cursor: str | None, registry: str, as_json: bool) -> None:
     """Find agents by skill tags, text, modes and capabilities."""
     params: dict[str, Any] = {"tag": list(tags), "q": text, "skill": skill, "inputMode": input_mode,
                               "outputMode": output_mode, "capability": list(capabilities), "status": status,
-                              "limit": limit, "cursor": cursor}
+                              "limit": limit, "cursor": cursor, "health": health,
+                              "includeDead": "true" if include_dead else None}
     if match_any:
         params["match"] = "any"
     page = make_client(registry).call("GET", "/v1/agents", params={k: v for k, v in params.items() if v})

@@ -7,7 +7,7 @@ import click
 import cli.card_signing  # noqa: F401  (attaches `canonicalize`, `sign`, `verify` to the `card` group)
 import cli.card_validate  # noqa: F401  (attaches `validate` to the `card` group)
 import cli.keys_cmds  # noqa: F401  (attaches `generate`, `jwks` to the `keys` group)
-from cli import catalog
+from cli import catalog, health, worker
 from cli.card import card
 from cli.keys import keys
 from cli.server import db, serve
@@ -21,5 +21,5 @@ def cli() -> None:
 
 
 for command in (serve, db, tokens, catalog.register, catalog.search, catalog.show, catalog.deprecate,
-                catalog.delete, catalog.import_, card, keys):
+                catalog.delete, catalog.import_, card, keys, worker.worker, health.health, health.check):
     cli.add_command(command)

@@ -39,8 +39,10 @@ def db_upgrade() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8420, show_default=True, type=int)
 @click.option("--threads", default=8, show_default=True, type=int, help="Request threads.")
+@click.option("--jobs/--no-jobs", default=True, show_default=True,
+              help="Run the scheduled jobs (health probes, re-crawls) in this process too.")
 @reports_errors
-def serve(host: str, port: int, threads: int) -> None:
+def serve(host: str, port: int, threads: int, jobs: bool) -> None:
     """Run the registry (web and scheduled jobs in one process) on the configured database.
 
     On the embedded default (SQLite) the schema is created or upgraded on start; on an empty
@@ -60,7 +62,23 @@ def serve(host: str, port: int, threads: int) -> None:
         click.echo(f"First start: admin token (shown once, keep it safe):\n  {admin.token}")
     app = create_app(services=services)
     click.echo(f"Agentdex listening on http://{host}:{port} ({settings.database_url})")
-    waitress_serve(app, host=host, port=port, threads=threads, ident="agentdex")
+    worker = _start_jobs(services) if jobs else None
+    try:
+        waitress_serve(app, host=host, port=port, threads=threads, ident="agentdex")
+    finally:
+        if worker is not None:
+            worker.stop(wait=False)
+
+
+def _start_jobs(services):  # type: ignore[no-untyped-def]
+    """The embedded default runs the same jobs as `agentdex worker`, beside the web threads; the
+    worker's pool is bounded (AGENTDEX_WORKER_THREADS) so probing never starves the requests."""
+    from registry.jobs.schedule import scheduled_jobs
+    from registry.jobs.worker import Worker
+
+    worker = Worker(scheduled_jobs(services), threads=services.settings.worker.threads)
+    worker.start()
+    return worker
 
 
 def _prepare_schema(engine, *, upgrade_existing: bool) -> None:  # type: ignore[no-untyped-def]

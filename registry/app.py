@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from registry.api import agents, catalog
+from registry.api import agents, catalog, health
 from registry.api.errors import register_error_handlers
 from registry.container import Services, build_services
 from registry.settings import Settings
@@ -38,3 +38,4 @@ def register_services(app: Flask, services: Services) -> None:
 def register_blueprints(app: Flask) -> None:
     app.register_blueprint(agents.bp)
     app.register_blueprint(catalog.bp)
+    app.register_blueprint(health.bp)

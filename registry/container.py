@@ -11,7 +11,11 @@ from registry.db import make_engine, make_session_factory
 from registry.outbound import OutboundPolicy, SafeHttpClient
 from registry.services.card_fetcher import CardFetcher
 from registry.services.catalog import CatalogService
+from registry.services.crawler import CrawlPolicy, CrawlService
 from registry.services.discovery import DiscoveryService
+from registry.services.health import HealthService
+from registry.services.health_probe import HealthProbe
+from registry.services.health_state import HealthPolicy
 from registry.services.tokens import TokenService
 from registry.settings import Settings
 from registry.validation import CardLimits
@@ -27,6 +31,8 @@ class Services:
     tokens: TokenService
     catalog: CatalogService
     discovery: DiscoveryService
+    health: HealthService
+    crawler: CrawlService
 
     def close(self) -> None:
         self.engine.dispose()
@@ -39,6 +45,7 @@ def outbound_policy(settings: Settings) -> OutboundPolicy:
         read_timeout=settings.fetch_timeout,
         total_timeout=settings.fetch_timeout * 1.5,
         max_response_bytes=settings.max_card_bytes,
+        pool_maxsize=max(16, settings.worker.threads),  # one kept-alive connection per prober
     )
 
 
@@ -50,12 +57,29 @@ def card_limits(settings: Settings) -> CardLimits:
     )
 
 
+def health_service(settings: Settings, engine: Engine, http: SafeHttpClient) -> HealthService:
+    worker = settings.worker
+    probe = HealthProbe(http, timeout=worker.health_timeout, slow_after=worker.health_slow_after)
+    policy = HealthPolicy(
+        interval=worker.health_interval, failures_before_down=worker.failures_before_down,
+        successes_before_up=worker.successes_before_up, max_backoff=worker.health_max_backoff,
+    )
+    return HealthService(engine, probe, policy, lease_seconds=worker.lease_seconds, retention=worker.health_retention)
+
+
+def crawl_service(settings: Settings, engine: Engine, fetcher: CardFetcher, catalog: CatalogService) -> CrawlService:
+    worker = settings.worker
+    policy = CrawlPolicy(worker.crawl_interval, worker.crawl_min_interval, worker.crawl_max_interval)
+    return CrawlService(engine, fetcher, catalog, policy, lease_seconds=worker.lease_seconds)
+
+
 def build_services(settings: Settings) -> Services:
     engine = make_engine(settings.database_url)
     sessions = make_session_factory(engine)
     http = SafeHttpClient(outbound_policy(settings))
     limits = card_limits(settings)
     fetcher = CardFetcher(http, max_card_bytes=settings.max_card_bytes)
+    catalog = CatalogService(sessions, fetcher, limits)
     return Services(
         settings=settings,
         engine=engine,
@@ -63,6 +87,8 @@ def build_services(settings: Settings) -> Services:
         http=http,
         limits=limits,
         tokens=TokenService(sessions),
-        catalog=CatalogService(sessions, fetcher, limits),
-        discovery=DiscoveryService(sessions),
+        catalog=catalog,
+        discovery=DiscoveryService(sessions, hide_dead_after=settings.worker.hide_dead_after),
+        health=health_service(settings, engine, http),
+        crawler=crawl_service(settings, engine, fetcher, catalog),
     )

@@ -27,6 +27,61 @@ class SettingsError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
+class WorkerSettings:
+    """The scheduled jobs (`agentdex worker`, and `agentdex serve` in-process): durations in seconds.
+
+    Raises SettingsError when the values contradict each other.
+    """
+
+    threads: int = 32
+    tick: float = 5.0
+    lease_seconds: float = 300.0
+    health_interval: float = 60.0
+    health_timeout: float = 5.0
+    health_slow_after: float = 2.0
+    failures_before_down: int = 2
+    successes_before_up: int = 1
+    health_max_backoff: float = 3600.0
+    hide_dead_after: float = 259_200.0
+    health_retention: float = 86_400.0
+    crawl_interval: float = 3600.0
+    crawl_min_interval: float = 300.0
+    crawl_max_interval: float = 86_400.0
+
+    def __post_init__(self) -> None:
+        if not self.crawl_min_interval <= self.crawl_interval <= self.crawl_max_interval:
+            raise SettingsError(
+                "AGENTDEX_CRAWL_MIN_INTERVAL <= AGENTDEX_CRAWL_INTERVAL <= AGENTDEX_CRAWL_MAX_INTERVAL must hold"
+            )
+        if not self.health_timeout < self.health_interval <= self.health_max_backoff:
+            raise SettingsError(
+                "AGENTDEX_HEALTH_TIMEOUT < AGENTDEX_HEALTH_INTERVAL <= AGENTDEX_HEALTH_MAX_BACKOFF must hold"
+            )
+        if self.lease_seconds < 4 * self.health_timeout:
+            raise SettingsError("AGENTDEX_LEASE_SECONDS must be at least 4 x AGENTDEX_HEALTH_TIMEOUT")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> WorkerSettings:
+        """Raises SettingsError naming the variable when a value cannot be parsed."""
+        return cls(
+            threads=_int(env, "AGENTDEX_WORKER_THREADS", cls.threads),
+            tick=_float(env, "AGENTDEX_WORKER_TICK", cls.tick),
+            lease_seconds=_float(env, "AGENTDEX_LEASE_SECONDS", cls.lease_seconds),
+            health_interval=_float(env, "AGENTDEX_HEALTH_INTERVAL", cls.health_interval),
+            health_timeout=_float(env, "AGENTDEX_HEALTH_TIMEOUT", cls.health_timeout),
+            health_slow_after=_float(env, "AGENTDEX_HEALTH_SLOW_AFTER", cls.health_slow_after),
+            failures_before_down=_int(env, "AGENTDEX_HEALTH_FAILURES_BEFORE_DOWN", cls.failures_before_down),
+            successes_before_up=_int(env, "AGENTDEX_HEALTH_SUCCESSES_BEFORE_UP", cls.successes_before_up),
+            health_max_backoff=_float(env, "AGENTDEX_HEALTH_MAX_BACKOFF", cls.health_max_backoff),
+            hide_dead_after=_float(env, "AGENTDEX_HEALTH_HIDE_DEAD_AFTER", cls.hide_dead_after),
+            health_retention=_float(env, "AGENTDEX_HEALTH_RETENTION", cls.health_retention),
+            crawl_interval=_float(env, "AGENTDEX_CRAWL_INTERVAL", cls.crawl_interval),
+            crawl_min_interval=_float(env, "AGENTDEX_CRAWL_MIN_INTERVAL", cls.crawl_min_interval),
+            crawl_max_interval=_float(env, "AGENTDEX_CRAWL_MAX_INTERVAL", cls.crawl_max_interval),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
 class Settings:
     database_url: str = DEFAULT_DATABASE_URL
     secret_key: str = ""
@@ -42,6 +97,7 @@ class Settings:
     page_limit_max: int = 200
     fetch_timeout: float = 10.0
     secret_generated: bool = False
+    worker: WorkerSettings = WorkerSettings()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -71,6 +127,7 @@ class Settings:
             max_import_batch=_int(env, "AGENTDEX_MAX_IMPORT_BATCH", cls.max_import_batch),
             max_import_bytes=_int(env, "AGENTDEX_MAX_IMPORT_BYTES", cls.max_import_bytes),
             fetch_timeout=_float(env, "AGENTDEX_FETCH_TIMEOUT", cls.fetch_timeout),
+            worker=WorkerSettings.from_env(env),
         )
 
     @property

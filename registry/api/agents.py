@@ -19,13 +19,13 @@ from registry.api.requests import (
     string_field,
 )
 from registry.errors import BadRequest, InvalidRequest
-from registry.services.discovery import CAPABILITIES, STATUS_FILTERS, AgentQuery
+from registry.services.discovery import CAPABILITIES, HEALTH_FILTERS, STATUS_FILTERS, AgentQuery
 
 bp = Blueprint("agents", __name__, url_prefix="/v1/agents")
 
 SEARCH_PARAMS = {
     "tag", "match", "q", "skill", "inputMode", "outputMode", "capability",
-    "protocolVersion", "status", "updatedSince", "limit", "cursor",
+    "protocolVersion", "status", "updatedSince", "health", "includeDead", "limit", "cursor",
 }
 
 
@@ -97,6 +97,8 @@ def search() -> Response:
         protocol_version=request.args.get("protocolVersion"),
         status=query_choice("status", STATUS_FILTERS, "active") or "active",
         updated_since=query_time("updatedSince"),
+        health=query_choice("health", HEALTH_FILTERS),
+        include_dead=query_choice("includeDead", ("true", "false"), "false") == "true",
         limit=query_int("limit", 50, 1, _services().settings.page_limit_max),
         cursor=request.args.get("cursor"),
     )

@@ -39,6 +39,8 @@ SEARCH = [
     _q("protocolVersion", {"type": "string"}, "e.g. 1.0 or 0.3"),
     _q("status", {"enum": ["active", "deprecated", "any"]}, "default active"),
     _q("updatedSince", {"type": "string", "format": "date-time"}, "for mirroring"),
+    _q("health", {"enum": ["up", "degraded", "down", "unknown"]}, "rolled-up health state of the agent's JSON-RPC endpoints"),
+    _q("includeDead", {"type": "boolean"}, "also agents down longer than the operator's limit (hidden by default)"),
     _q("limit", {"type": "integer", "minimum": 1, "maximum": 200}, "default 50"),
     _q("cursor", {"type": "string"}, "nextCursor of the previous page"),
 ]
@@ -91,6 +93,11 @@ def openapi_document() -> dict[str, Any]:
             "/v1/agents/{agent_id}/versions": {"get": _op("Card history with drift", params=[AGENT_ID])},
             "/v1/agents/{agent_id}/refresh": {"post": _op("Re-fetch the card now", params=[AGENT_ID], auth=True,
                                                           errors=("401", "403", "404", "422", "502", "504"))},
+            "/v1/agents/{agent_id}/health": {"get": _op(
+                "Health roll-up {state, since, checkedAt, latencyMs, reason, uptime24h} and recent checks, newest first",
+                params=[AGENT_ID, _q("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "default 50")])},
+            "/v1/agents/{agent_id}/check": {"post": _op("Probe the agent's JSON-RPC endpoints now (GetTask / tasks/get)",
+                                                        params=[AGENT_ID], auth=True, errors=("401", "403", "404", "409"))},
             "/v1/tags": {"get": _op("Tags with counts", params=[_q("prefix", {"type": "string"}, "tag prefix")])},
             "/v1/validate": {"post": _op("Validate a card without storing it", body="AgentCard", errors=("400", "413"))},
         },

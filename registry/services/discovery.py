@@ -7,19 +7,22 @@ import binascii
 import dataclasses
 import datetime as dt
 import json
+from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Row, func, select
+from sqlalchemy import ColumnElement, Row, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry.errors import InvalidRequest, NotFound
 from registry.models import Agent, AgentCard, AgentTerm
+from registry.models.types import utcnow
 from registry.services.catalog_index import TextIndex, normalize_mode, normalize_tag
 from registry.services.drift import card_drift
 from registry.services.search_plan import SearchFilters, SearchPlanner, TermStats
 
 CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard")
 STATUS_FILTERS = ("active", "deprecated", "any")
+HEALTH_FILTERS = ("up", "degraded", "down", "unknown")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +39,8 @@ class AgentQuery:
     protocol_version: str | None = None
     status: str = "active"
     updated_since: dt.datetime | None = None
+    health: str | None = None
+    include_dead: bool = False
     limit: int = 50
     cursor: str | None = None
 
@@ -86,8 +91,13 @@ LISTING_COLUMNS = [
 
 
 class DiscoveryService:
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
+    def __init__(
+        self, sessions: sessionmaker[Session], *, hide_dead_after: float | None = None,
+        clock: Callable[[], dt.datetime] = utcnow,
+    ) -> None:
         self._sessions = sessions
+        self._hide_dead_after = hide_dead_after
+        self._clock = clock
         self._text_index = TextIndex(sessions.kw["bind"].dialect.name)
         self._planner = SearchPlanner(self._text_index, TermStats())
 
@@ -116,7 +126,15 @@ class DiscoveryService:
         if query.status != "any":
             terms.append(("status", query.status))
         any_tags = sorted({normalize_tag(t) for t in query.tags}) if query.match_any else []
-        return SearchFilters(terms, any_tags, text_query, query.updated_since)
+        return SearchFilters(terms, any_tags, text_query, query.updated_since, self._health_conditions(query))
+
+    def _health_conditions(self, query: AgentQuery) -> tuple[ColumnElement[bool], ...]:
+        conditions = [Agent.health_state == query.health] if query.health else []
+        if not query.include_dead and self._hide_dead_after is not None:
+            # Issue 5: agents down for longer than the operator's limit leave default search.
+            cutoff = self._clock() - dt.timedelta(seconds=self._hide_dead_after)
+            conditions.append(or_(Agent.health_state != "down", Agent.health_since >= cutoff))
+        return tuple(conditions)
 
     def get(self, agent_id: str) -> Row[Any]:
         """The agent as the API shows it. Raises NotFound."""

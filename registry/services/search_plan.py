@@ -60,6 +60,7 @@ class SearchFilters:
     any_tags: list[str]
     text_query: str | None
     updated_since: Any = None
+    agent_conditions: tuple[ColumnElement[bool], ...] = ()  # on the agent's own columns (health)
 
 
 class SearchPlanner:
@@ -79,6 +80,8 @@ class SearchPlanner:
             stmt = stmt.where(self._text_probe(driver_pk, filters.text_query))
         if filters.updated_since is not None:
             stmt = stmt.where(exists().where(Agent.pk == driver_pk, Agent.updated_at >= filters.updated_since))
+        if filters.agent_conditions:
+            stmt = stmt.where(exists().where(Agent.pk == driver_pk, *filters.agent_conditions))
         return list(session.scalars(stmt.where(driver_pk > after).order_by(driver_pk).limit(limit)))
 
     def _driver(self, session: Session, filters: SearchFilters,

@@ -1,0 +1,65 @@
+"""`agentdex worker`: run the scheduled jobs (health probes, re-crawls, pruning).
+
+Any number of workers may run against one PostgreSQL database (or beside `agentdex serve` on
+SQLite): the database leases each piece of work to one of them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import threading
+from typing import Any
+
+import click
+
+from cli.exits import reports_errors
+from cli.server import _prepare_schema, _settings
+
+JOB_CHOICES = ("health-probe", "recrawl", "prune-health-checks")  # registry.jobs.schedule.JOB_NAMES
+
+
+@click.command()
+@click.option("--once", is_flag=True, help="Run each job until nothing is due, print what was done, exit.")
+@click.option("--job", "names", multiple=True, type=click.Choice(JOB_CHOICES), help="Only these jobs; repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="With --once: print the reports as JSON.")
+@reports_errors
+def worker(once: bool, names: tuple[str, ...], as_json: bool) -> None:
+    """Run the scheduled jobs: JSON-RPC health probes, card re-crawls, pruning of old checks."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from registry.container import build_services
+    from registry.jobs.schedule import scheduled_jobs
+    from registry.jobs.worker import Worker
+
+    settings = _settings()
+    services = build_services(settings)
+    _prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
+    jobs = [job for job in scheduled_jobs(services) if not names or job.name in names]
+    runner = Worker(jobs, threads=settings.worker.threads)
+    try:
+        if once:
+            _print_reports(runner.run_once(), as_json)
+        else:
+            _run_until_signalled(runner)
+    finally:
+        runner.stop()
+        services.close()
+
+
+def _run_until_signalled(runner: Any) -> None:
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    runner.start()
+    click.echo(f"worker {runner.context.owner} running {', '.join(j.name for j in runner.jobs)}; Ctrl-C stops it")
+    stop.wait()
+    click.echo("stopping: finishing the work already claimed")
+
+
+def _print_reports(reports: list[Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps([vars(report) for report in reports], indent=2))
+        return
+    for report in reports:
+        click.echo(str(report))

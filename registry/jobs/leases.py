@@ -1,0 +1,87 @@
+"""Leases: a table used as a work queue that any number of workers can drain without overlap.
+
+A row is due when `due <= now` and its lease is free (`until` is NULL or past). Claiming is one
+statement, `UPDATE … SET owner, until WHERE key IN (SELECT … due, free … LIMIT n) RETURNING …`:
+on SQLite the statement holds the database's single write lock, so two claimers in one process
+serialise; on PostgreSQL the inner SELECT takes `FOR UPDATE SKIP LOCKED`, so claimers in many
+processes pass over each other's rows instead of waiting for them. A worker that dies simply
+stops renewing: its rows become claimable again when `until` passes.
+
+Writes after the work are fenced: `hold` re-stamps the rows the caller still owns (taking the
+row locks, or SQLite's write lock) and returns them, and only those are written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Column, ColumnElement, Connection, Row, Table, or_, select, update
+
+
+@dataclasses.dataclass(frozen=True)
+class LeaseColumns:
+    """The columns that make `table` a leased work queue."""
+
+    table: Table
+    key: Column[Any]
+    due: Column[Any]
+    owner: Column[Any]
+    until: Column[Any]
+
+    def free(self, now: dt.datetime) -> ColumnElement[bool]:
+        return or_(self.until.is_(None), self.until <= now)
+
+    def claim(
+        self,
+        conn: Connection,
+        *,
+        owner: str,
+        now: dt.datetime,
+        seconds: float,
+        limit: int,
+        where: Sequence[ColumnElement[bool]] = (),
+        returning: Sequence[Column[Any]] = (),
+    ) -> list[Row[Any]]:
+        """Lease up to `limit` due rows (earliest due first) to `owner`; return key + `returning`."""
+        pick = select(self.key).where(self.due <= now, self.free(now), *where).order_by(self.due).limit(limit)
+        if conn.dialect.name == "postgresql":
+            pick = pick.with_for_update(skip_locked=True)
+        return self._lease(conn, self.key.in_(pick.scalar_subquery()), owner, now, seconds, returning)
+
+    def claim_key(
+        self, conn: Connection, key: Any, *, owner: str, now: dt.datetime, seconds: float,
+        returning: Sequence[Column[Any]] = (),
+    ) -> Row[Any] | None:
+        """Lease one row whether or not it is due (a probe on demand); None if leased or absent."""
+        rows = self._lease(conn, (self.key == key) & self.free(now), owner, now, seconds, returning)
+        return rows[0] if rows else None
+
+    def hold(
+        self, conn: Connection, keys: Iterable[Any], *, owner: str, now: dt.datetime, seconds: float,
+        returning: Sequence[Column[Any]] = (),
+    ) -> dict[Any, Row[Any]]:
+        """Of `keys`, the rows `owner` still leases, locked for this transaction, by key."""
+        keys = list(keys)
+        if not keys:
+            return {}
+        rows = self._lease(conn, self.key.in_(keys) & (self.owner == owner), owner, now, seconds, returning)
+        return {row[0]: row for row in rows}
+
+    def release_values(self) -> dict[str, None]:
+        """Column values that end a lease, for the caller's final UPDATE of each row."""
+        return {self.owner.key: None, self.until.key: None}
+
+    def _lease(
+        self, conn: Connection, condition: ColumnElement[bool], owner: str, now: dt.datetime, seconds: float,
+        returning: Sequence[Column[Any]],
+    ) -> list[Row[Any]]:
+        until = now + dt.timedelta(seconds=seconds)
+        stmt = (
+            update(self.table).where(condition)
+            .values({self.owner: owner, self.until: until})
+            .returning(self.key, *returning)
+        )
+        return list(conn.execute(stmt))

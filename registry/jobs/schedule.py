@@ -1,0 +1,27 @@
+"""The one list of scheduled jobs. To add a job, append it to `scheduled_jobs` (see the package
+docstring of `registry.jobs`); `agentdex worker` and `agentdex serve` both run this list."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from registry.jobs.base import Job, LeasedJob, PeriodicJob
+
+if TYPE_CHECKING:
+    from registry.container import Services
+
+HEALTH_PROBE = "health-probe"
+RECRAWL = "recrawl"
+PRUNE_HEALTH_CHECKS = "prune-health-checks"
+JOB_NAMES = (HEALTH_PROBE, RECRAWL, PRUNE_HEALTH_CHECKS)
+PRUNE_EVERY = 600.0
+
+
+def scheduled_jobs(services: Services) -> list[Job]:
+    """Every job the worker runs, built from the wired services."""
+    worker = services.settings.worker
+    return [
+        LeasedJob(HEALTH_PROBE, worker.tick, services.health, batch=worker.threads),
+        LeasedJob(RECRAWL, worker.tick, services.crawler, batch=worker.threads),
+        PeriodicJob(PRUNE_HEALTH_CHECKS, PRUNE_EVERY, services.health.prune),
+    ]

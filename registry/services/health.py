@@ -1,0 +1,184 @@
+"""Health checks of registered agents: the leased probe queue the worker drains, probes on demand,
+recent checks, and pruning. Probes run with no transaction open; results are written in one short
+transaction per batch, only for agents whose probe lease the writer still holds."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import random
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Engine, Row, bindparam, delete, insert, select, update
+
+from registry.errors import Conflict, NotFound
+from registry.jobs.leases import LeaseColumns
+from registry.models import Agent, HealthCheck
+from registry.models.types import utcnow
+from registry.services.health_probe import HealthProbe, ProbeResult, ProbeTarget, probe_targets
+from registry.services.health_state import (
+    Health,
+    HealthPolicy,
+    RoundOutcome,
+    next_health,
+    next_probe_delay,
+    round_outcome,
+    uptime,
+)
+
+PROBE_LEASE = LeaseColumns(
+    Agent.__table__, Agent.__table__.c.pk, Agent.__table__.c.next_probe_at,
+    Agent.__table__.c.probe_lease_owner, Agent.__table__.c.probe_lease_until,
+)
+HEALTH_COLUMNS = (
+    Agent.source, Agent.health_state, Agent.health_since, Agent.health_checked_at, Agent.health_latency_ms,
+    Agent.health_reason, Agent.health_uptime24h,
+    Agent.crawled_at, Agent.next_crawl_at, Agent.crawl_failures, Agent.crawl_error,
+)
+_CHECK_COLUMNS = list(HealthCheck.__table__.columns)
+_ROLLUP = (Agent.health_state, Agent.health_since, Agent.health_successes, Agent.health_failures, Agent.health_window)
+_WRITE = update(Agent).where(Agent.pk == bindparam("b_pk")).values(
+    health_state=bindparam("b_state"), health_since=bindparam("b_since"),
+    health_successes=bindparam("b_successes"), health_failures=bindparam("b_failures"),
+    health_window=bindparam("b_window"), health_uptime24h=bindparam("b_uptime"),
+    health_checked_at=bindparam("b_checked"), health_latency_ms=bindparam("b_latency"),
+    health_reason=bindparam("b_reason"), next_probe_at=bindparam("b_next"),
+    probe_lease_owner=None, probe_lease_until=None,
+)
+PRUNE_BATCH = 5_000
+
+
+@dataclasses.dataclass(frozen=True)
+class DueProbe:
+    pk: int
+    agent_id: str
+    targets: list[ProbeTarget]
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeRound:
+    """Every JSON-RPC interface of one agent probed once."""
+
+    pk: int
+    results: list[ProbeResult]
+
+
+class HealthService:
+    """The probe queue (a `LeasedWork` for `registry.jobs`) and health reads for the API."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        probe: HealthProbe,
+        policy: HealthPolicy,
+        *,
+        lease_seconds: float = 300.0,
+        retention: float = 86_400.0,
+        clock: Callable[[], dt.datetime] = utcnow,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._engine = engine
+        self._probe = probe
+        self._policy = policy
+        self._lease_seconds = lease_seconds
+        self._retention = retention
+        self._clock = clock
+        self._rng = rng or random.Random()
+
+    # -- the leased queue -----------------------------------------------------------------
+
+    def claim(self, owner: str, limit: int) -> list[DueProbe]:
+        with self._engine.begin() as conn:
+            rows = PROBE_LEASE.claim(conn, owner=owner, now=self._clock(), seconds=self._lease_seconds,
+                                     limit=limit, returning=(Agent.id, Agent.interfaces))
+        return [DueProbe(row.pk, row.id, probe_targets(row.interfaces or [])) for row in rows]
+
+    def perform(self, item: DueProbe) -> ProbeRound:
+        return ProbeRound(item.pk, [self._probe.probe(target) for target in item.targets])
+
+    def record(self, owner: str, rounds: Sequence[ProbeRound]) -> int:
+        now = self._clock()
+        with self._engine.begin() as conn:
+            held = PROBE_LEASE.hold(conn, [r.pk for r in rounds], owner=owner, now=now,
+                                    seconds=self._lease_seconds, returning=_ROLLUP)
+            kept = [r for r in rounds if r.pk in held]
+            if kept:
+                conn.execute(_WRITE, [self._agent_values(r, held[r.pk], now) for r in kept])
+            checks = [_check_row(r.pk, result) for r in kept for result in r.results]
+            if checks:
+                conn.execute(insert(HealthCheck), checks)
+        return len(kept)
+
+    # -- on demand and reads --------------------------------------------------------------
+
+    def check_now(self, agent_id: str) -> ProbeRound:
+        """Probe the agent now. Raises NotFound, or Conflict while another probe of it runs."""
+        owner = f"on-demand:{uuid.uuid4()}"
+        with self._engine.begin() as conn:
+            pk = conn.scalar(select(Agent.pk).where(Agent.id == agent_id))
+            if pk is None:
+                raise NotFound(f"no agent with id {agent_id!r}")
+            row = PROBE_LEASE.claim_key(conn, pk, owner=owner, now=self._clock(), seconds=self._lease_seconds,
+                                        returning=(Agent.id, Agent.interfaces))
+        if row is None:
+            raise Conflict(f"agent {agent_id!r} is being probed right now; ask again in a moment")
+        probe_round = self.perform(DueProbe(row.pk, row.id, probe_targets(row.interfaces or [])))
+        self.record(owner, [probe_round])
+        return probe_round
+
+    def recent_checks(self, agent_id: str, limit: int = 50) -> tuple[Row[Any], list[Row[Any]]]:
+        """The agent's health columns and its latest checks, newest first. Raises NotFound."""
+        with self._engine.connect() as conn:
+            agent = conn.execute(select(Agent.pk, Agent.id, *HEALTH_COLUMNS).where(Agent.id == agent_id)).first()
+            if agent is None:
+                raise NotFound(f"no agent with id {agent_id!r}")
+            checks = list(conn.execute(
+                select(*_CHECK_COLUMNS).where(HealthCheck.agent_pk == agent.pk)
+                .order_by(HealthCheck.checked_at.desc(), HealthCheck.id.desc()).limit(limit)
+            ))
+        return agent, checks
+
+    def prune(self) -> int:
+        """Delete checks older than the retention period, a batch per transaction."""
+        cutoff = self._clock() - dt.timedelta(seconds=self._retention)
+        removed = 0
+        while True:
+            old = select(HealthCheck.id).where(HealthCheck.checked_at < cutoff).limit(PRUNE_BATCH)
+            with self._engine.begin() as conn:
+                count = conn.execute(delete(HealthCheck).where(HealthCheck.id.in_(old.scalar_subquery()))).rowcount
+            removed += count
+            if count < PRUNE_BATCH:
+                return removed
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _agent_values(self, probe_round: ProbeRound, previous: Row[Any], now: dt.datetime) -> dict[str, Any]:
+        before = Health(previous.health_state, previous.health_since, previous.health_successes,
+                        previous.health_failures, tuple(tuple(b) for b in previous.health_window or ()))
+        if probe_round.results:
+            result = round_outcome(probe_round.results)
+            health = next_health(before, result, now, self._policy)
+        else:  # nothing we can probe without creating work (no JSON-RPC interface)
+            result = RoundOutcome("unknown", "noJsonRpcInterface", None)
+            health = Health("unknown", before.since if before.state == "unknown" else now, 0, 0, before.window)
+        delay = next_probe_delay(health, self._policy, self._rng)
+        return {
+            "b_pk": probe_round.pk, "b_state": health.state, "b_since": health.since,
+            "b_successes": health.successes, "b_failures": health.failures,
+            "b_window": [list(bucket) for bucket in health.window], "b_uptime": uptime(health.window, now),
+            "b_checked": now, "b_latency": result.latency_ms, "b_reason": result.reason,
+            "b_next": now + dt.timedelta(seconds=delay),
+        }
+
+
+
+def _check_row(agent_pk: int, result: ProbeResult) -> dict[str, Any]:
+    return {
+        "agent_pk": agent_pk, "checked_at": result.checked_at, "interface_url": result.target.url[:2048],
+        "protocol_version": (result.target.protocol_version or None) and result.target.protocol_version[:20],
+        "method": result.target.method, "outcome": result.outcome, "reason": result.reason,
+        "latency_ms": result.latency_ms, "http_status": result.http_status, "rpc_code": result.rpc_code,
+        "detail": result.detail[:500] if result.detail else None,
+    }
