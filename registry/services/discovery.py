@@ -83,11 +83,10 @@ def decode_cursor(cursor: str | None) -> int:
 
 
 # What the API shows of an agent: the rendered profile plus the columns that change without a new card.
-LISTING_COLUMNS = [
-    Agent.pk, Agent.id, Agent.card_url, Agent.status, Agent.status_message, Agent.source,
-    Agent.card_version, Agent.created_at, Agent.updated_at, Agent.profile,
-    Agent.health_state, Agent.health_checked_at, Agent.health_latency_ms, Agent.health_reason, Agent.health_uptime24h,
-]
+LISTING_COLUMNS = [Agent.__table__.c[name] for name in (
+    "pk", "id", "card_url", "status", "status_message", "source", "card_version", "created_at", "updated_at",
+    "profile", "health_state", "health_checked_at", "health_latency_ms", "health_reason", "health_uptime24h",
+)]
 
 
 class DiscoveryService:
@@ -111,7 +110,10 @@ class DiscoveryService:
             pks = self._planner.page_pks(session, filters, after, query.limit + 1)
             more = len(pks) > query.limit
             pks = pks[: query.limit]
-            rows = {row.pk: row for row in session.execute(select(*LISTING_COLUMNS).where(Agent.pk.in_(pks)))} if pks else {}
+            rows = {}
+            if pks:
+                listing = select(*LISTING_COLUMNS).where(Agent.__table__.c.pk.in_(pks))
+                rows = {row.pk: row for row in session.connection().execute(listing)}
         cursor = encode_cursor(pks[-1]) if more else None
         return AgentPage([rows[pk] for pk in pks if pk in rows], cursor)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import ColumnElement, Integer, Select, column, exists, func, select, table, text
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session
 
 from registry.models import Agent, AgentTerm
 from registry.services.catalog_index import TextIndex
@@ -25,6 +25,10 @@ COUNT_CAP = 20_000
 # A term rarer than this drives the query even when there is text to match.
 RARE_TERM = 2_000
 
+# Core tables, not ORM entities: a search builds a fresh statement per request, and Core
+# aliases cost a fraction of ORM ones.
+_TERMS = AgentTerm.__table__
+_AGENTS = Agent.__table__
 _FTS = table("agent_fts", column("rowid", Integer))
 _SEARCH = table("agent_search", column("agent_pk", Integer), column("document"))
 
@@ -43,8 +47,8 @@ class TermStats:
         cached = self._cache.get((kind, value))
         if cached is not None and cached[0] > now:
             return cached[1]
-        bounded = select(AgentTerm.agent_pk).where(AgentTerm.kind == kind, AgentTerm.value == value).limit(COUNT_CAP)
-        count = int(session.scalar(select(func.count()).select_from(bounded.subquery())) or 0)
+        bounded = select(_TERMS.c.agent_pk).where(_TERMS.c.kind == kind, _TERMS.c.value == value).limit(COUNT_CAP)
+        count = int(session.connection().scalar(select(func.count()).select_from(bounded.subquery())) or 0)
         with self._lock:
             if len(self._cache) > 50_000:
                 self._cache.clear()
@@ -79,10 +83,10 @@ class SearchPlanner:
         if filters.text_query is not None and "text" not in probed:
             stmt = stmt.where(self._text_probe(driver_pk, filters.text_query))
         if filters.updated_since is not None:
-            stmt = stmt.where(exists().where(Agent.pk == driver_pk, Agent.updated_at >= filters.updated_since))
+            stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, _AGENTS.c.updated_at >= filters.updated_since))
         if filters.agent_conditions:
-            stmt = stmt.where(exists().where(Agent.pk == driver_pk, *filters.agent_conditions))
-        return list(session.scalars(stmt.where(driver_pk > after).order_by(driver_pk).limit(limit)))
+            stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, *filters.agent_conditions))
+        return list(session.connection().scalars(stmt.where(driver_pk > after).order_by(driver_pk).limit(limit)))
 
     def _driver(self, session: Session, filters: SearchFilters,
                 counts: list[tuple[int, tuple[str, str]]]) -> tuple[ColumnElement[int], Select[Any], set[Any]]:
@@ -90,17 +94,17 @@ class SearchPlanner:
         if filters.any_tags:
             any_count = sum(self._stats.count(session, "tag", t) for t in filters.any_tags)
             if rarest is None or any_count < rarest:
-                driver = aliased(AgentTerm)
-                stmt = select(driver.agent_pk).distinct().where(driver.kind == "tag", driver.value.in_(filters.any_tags))
-                return driver.agent_pk, stmt, {"any"}
+                driver = _TERMS.alias("driver")
+                stmt = select(driver.c.agent_pk).distinct().where(driver.c.kind == "tag", driver.c.value.in_(filters.any_tags))
+                return driver.c.agent_pk, stmt, {"any"}
         if filters.text_query is not None and (rarest is None or rarest > RARE_TERM):
             return self._text_driver(filters.text_query)
         if counts:
             kind, value = counts[0][1]
-            driver = aliased(AgentTerm)
-            stmt = select(driver.agent_pk).where(driver.kind == kind, driver.value == value)
-            return driver.agent_pk, stmt, {(kind, value)}
-        return Agent.pk, select(Agent.pk), set()
+            driver = _TERMS.alias("driver")
+            stmt = select(driver.c.agent_pk).where(driver.c.kind == kind, driver.c.value == value)
+            return driver.c.agent_pk, stmt, {(kind, value)}
+        return _AGENTS.c.pk, select(_AGENTS.c.pk), set()
 
     def _text_driver(self, query: str) -> tuple[ColumnElement[int], Select[Any], set[Any]]:
         if self._text.sqlite:
@@ -113,13 +117,13 @@ class SearchPlanner:
 
     @staticmethod
     def _term_probe(driver_pk: ColumnElement[int], kind: str, value: str) -> ColumnElement[bool]:
-        probe = aliased(AgentTerm)
-        return exists().where(probe.agent_pk == driver_pk, probe.kind == kind, probe.value == value)
+        probe = _TERMS.alias()
+        return exists().where(probe.c.agent_pk == driver_pk, probe.c.kind == kind, probe.c.value == value)
 
     @staticmethod
     def _any_probe(driver_pk: ColumnElement[int], tags: list[str]) -> ColumnElement[bool]:
-        probe = aliased(AgentTerm)
-        return exists().where(probe.agent_pk == driver_pk, probe.kind == "tag", probe.value.in_(tags))
+        probe = _TERMS.alias()
+        return exists().where(probe.c.agent_pk == driver_pk, probe.c.kind == "tag", probe.c.value.in_(tags))
 
     def _text_probe(self, driver_pk: ColumnElement[int], query: str) -> ColumnElement[bool]:
         if self._text.sqlite:
