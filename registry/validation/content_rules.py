@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from registry.validation.detection import Detection
-from registry.validation.paths import child, object_entries
+from registry.validation.paths import object_items, pointer
 from registry.validation.report import Issue, make_issue
 
 # RFC 6838 §4.2 restricted-name, with `*` wildcards and optional parameters (RFC 9110 §8.3.1).
@@ -30,21 +29,24 @@ def content_issues(card: dict[str, Any], detection: Detection) -> list[Issue]:
     return issues
 
 
+# Paths are built only for what is reported: most cards have nothing to report here.
+
 def _skill_issues(skills: Any) -> list[Issue]:
     """§5.5.4: a skill id is "a unique identifier for the agent's skill"; tags are search keys."""
     issues: list[Issue] = []
     first_index: dict[str, int] = {}
-    for index, skill, path in object_entries(skills, "/skills"):
+    for index, skill in object_items(skills):
         skill_id = skill.get("id")
         if isinstance(skill_id, str):
             if skill_id in first_index:
-                issues.append(make_issue("skill-id-duplicate", child(path, "id"), f"skill id \"{skill_id}\" "
-                                         f"is already used by /skills/{first_index[skill_id]}; ids must be unique"))
+                issues.append(make_issue("skill-id-duplicate", pointer("skills", index, "id"), f"skill id "
+                                         f"\"{skill_id}\" is already used by /skills/{first_index[skill_id]}; "
+                                         "ids must be unique"))
             else:
                 first_index[skill_id] = index
         tags = skill.get("tags")
         if isinstance(tags, list):
-            issues += [make_issue("tag-blank", child(path, "tags", tag_index), "this tag is blank; "
+            issues += [make_issue("tag-blank", pointer("skills", index, "tags", tag_index), "this tag is blank; "
                                   "remove it or name what the skill does") for tag_index, tag in enumerate(tags)
                        if isinstance(tag, str) and not tag.strip()]
     return issues
@@ -54,74 +56,60 @@ def _security_issues(card: dict[str, Any], detection: Detection) -> list[Issue]:
     """Every scheme a requirement names must be declared in `securitySchemes` (OpenAPI 3.0
     Security Requirement Object: "Each name MUST correspond to a security scheme which is
     declared"); a client cannot satisfy a requirement it has no definition for."""
-    declared = card.get("securitySchemes")
-    names = set(declared) if isinstance(declared, dict) else set()
-    issues: list[Issue] = []
+    schemes = card.get("securitySchemes")
+    declared = schemes if isinstance(schemes, dict) else {}
     v1_based = (detection.flavor or "").startswith("1.0")
-    for holder, path in _requirement_holders(card):
-        issues += _undeclared(_legacy_requirement_names(holder.get("security"), child(path, "security")), names)
+    issues: list[Issue] = []
+    for where, holder in [((), card)] + [(("skills", index), skill) for index, skill in object_items(card.get("skills"))]:
+        issues += _legacy_requirement_issues(holder.get("security"), (*where, "security"), declared)
         if v1_based:
-            requirements = holder.get("securityRequirements")
-            issues += _v1_shape_issues(requirements, child(path, "securityRequirements"))
-            issues += _undeclared(_v1_requirement_names(requirements, child(path, "securityRequirements")), names)
+            issues += _v1_requirement_issues(holder.get("securityRequirements"), (*where, "securityRequirements"),
+                                             declared)
     return issues
 
 
-def _requirement_holders(card: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
-    yield card, ""
-    for _, skill, path in object_entries(card.get("skills"), "/skills"):
-        yield skill, path
-
-
-def _legacy_requirement_names(requirements: Any, path: str) -> Iterator[tuple[str, str]]:
+def _legacy_requirement_issues(requirements: Any, where: tuple[str | int, ...], declared: dict[str, Any]) -> list[Issue]:
     """0.x shape: [{"oauth": ["read"]}, {"api-key": [], "mtls": []}]."""
-    for _, requirement, entry_path in object_entries(requirements, path):
-        for name in requirement:
-            yield name, child(entry_path, name)
+    return [_undeclared(name, pointer(*where, index, name))
+            for index, requirement in object_items(requirements) for name in requirement if name not in declared]
 
 
-def _v1_requirement_names(requirements: Any, path: str) -> Iterator[tuple[str, str]]:
-    """v1.0 shape: [{"schemes": {"oauth": {"list": ["read"]}}}]; the 0.x shape is named too, so a
-    card in the wrong shape still learns which names are undeclared."""
-    for _, requirement, entry_path in object_entries(requirements, path):
+def _v1_requirement_issues(requirements: Any, where: tuple[str | int, ...], declared: dict[str, Any]) -> list[Issue]:
+    """v1.0 shape: [{"schemes": {"oauth": {"list": ["read"]}}}]. An entry in the 0.x shape is
+    reported, and its names are still checked, so the card learns everything at once."""
+    issues: list[Issue] = []
+    for index, requirement in object_items(requirements):
         schemes = requirement.get("schemes")
         if isinstance(schemes, dict):
-            yield from ((name, child(entry_path, "schemes", name)) for name in schemes)
-        elif "schemes" not in requirement:
-            yield from ((name, child(entry_path, name)) for name in requirement)
+            issues += [_undeclared(name, pointer(*where, index, "schemes", name))
+                       for name in schemes if name not in declared]
+        elif "schemes" not in requirement and requirement:
+            issues.append(make_issue("security-requirement-shape", pointer(*where, index), "this is the v0.3 "
+                                     "`security` shape; a v1.0 requirement is {\"schemes\": {\"<scheme>\": "
+                                     "{\"list\": [\"<scope>\", …]}}}"))
+            issues += [_undeclared(name, pointer(*where, index, name)) for name in requirement if name not in declared]
+    return issues
 
 
-def _v1_shape_issues(requirements: Any, path: str) -> list[Issue]:
-    return [
-        make_issue("security-requirement-shape", entry_path, "this is the v0.3 `security` shape; a v1.0 "
-                   "requirement is {\"schemes\": {\"<scheme>\": {\"list\": [\"<scope>\", …]}}}")
-        for _, requirement, entry_path in object_entries(requirements, path)
-        if "schemes" not in requirement and requirement
-    ]
-
-
-def _undeclared(references: Iterator[tuple[str, str]], declared: set[str]) -> list[Issue]:
-    return [
-        make_issue("security-scheme-undeclared", path, f"security scheme \"{name}\" is not declared in "
-                   "`securitySchemes`; declare it or remove the requirement")
-        for name, path in references if name not in declared
-    ]
+def _undeclared(name: str, path: str) -> Issue:
+    return make_issue("security-scheme-undeclared", path, f"security scheme \"{name}\" is not declared in "
+                      "`securitySchemes`; declare it or remove the requirement")
 
 
 def _mode_issues(card: dict[str, Any]) -> list[Issue]:
-    issues = _modes(card.get("defaultInputModes"), "/defaultInputModes")
-    issues += _modes(card.get("defaultOutputModes"), "/defaultOutputModes")
-    for _, skill, path in object_entries(card.get("skills"), "/skills"):
-        issues += _modes(skill.get("inputModes"), child(path, "inputModes"))
-        issues += _modes(skill.get("outputModes"), child(path, "outputModes"))
+    issues = _modes(card.get("defaultInputModes"), ("defaultInputModes",))
+    issues += _modes(card.get("defaultOutputModes"), ("defaultOutputModes",))
+    for index, skill in object_items(card.get("skills")):
+        issues += _modes(skill.get("inputModes"), ("skills", index, "inputModes"))
+        issues += _modes(skill.get("outputModes"), ("skills", index, "outputModes"))
     return issues
 
 
-def _modes(modes: Any, path: str) -> list[Issue]:
+def _modes(modes: Any, where: tuple[str | int, ...]) -> list[Issue]:
     """§5.5: modes are "supported input MIME types"; clients match them against media types."""
     if not isinstance(modes, list):
         return []
-    return [_bad_mode(mode, child(path, index)) for index, mode in enumerate(modes)
+    return [_bad_mode(mode, pointer(*where, index)) for index, mode in enumerate(modes)
             if isinstance(mode, str) and not is_media_type(mode)]
 
 

@@ -20,6 +20,8 @@ Check = Callable[[Any], bool]
 _PYTHON_TYPES: dict[str, type] = {
     "string": str, "boolean": bool, "object": dict, "array": list, "null": type(None), "integer": int,
 }
+# Types whose Python test is exact: "integer" is not (bool is an int), so it always gets a check.
+_EXACT_TYPES = frozenset({"string", "boolean", "object", "array", "null"})
 _OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "format"})
 
 
@@ -70,18 +72,22 @@ def _accept_anything(value: Any) -> bool:
 
 def _all_of(parts: list[Check]) -> Check:
     def check(value: Any) -> bool:
-        return all(part(value) for part in parts)
+        for part in parts:  # explicit loops: a generator per call costs more than the tests
+            if not part(value):
+                return False
+        return True
 
     return check
 
 
 def _object_check(schema: dict[str, Any], compiled: dict[int, Check | None]) -> Check | None:
     """type: object with properties, required and additionalProperties, walking the instance's
-    own members (usually fewer than the schema declares)."""
-    members = {name: _compile(sub, compiled) for name, sub in schema.get("properties", {}).items()}
+    own members (usually fewer than the schema declares). A member whose schema is a bare type
+    is tested inline: a call per member would cost more than the test."""
+    members = {name: _member_test(sub, compiled) for name, sub in schema.get("properties", {}).items()}
     additional = schema.get("additionalProperties", True)
-    extra_check = None if additional is False else _compile(additional, compiled)
-    if None in members.values() or (additional is not False and extra_check is None):
+    extra = None if additional is False else _member_test(additional, compiled)
+    if None in members.values() or (additional is not False and extra is None):
         return None
     required = tuple(schema.get("required", ()))
 
@@ -92,12 +98,25 @@ def _object_check(schema: dict[str, Any], compiled: dict[int, Check | None]) -> 
             if name not in value:
                 return False
         for name, member in value.items():
-            member_check = members.get(name, extra_check)
-            if member_check is None or not member_check(member):  # None: additionalProperties false
+            test = members.get(name, extra)
+            if test is None:  # additionalProperties: false
+                return False
+            if type(test) is type:
+                if not isinstance(member, test):
+                    return False
+            elif not test(member):  # type: ignore[operator]
                 return False
         return True
 
     return check
+
+
+def _member_test(schema: Any, compiled: dict[int, Check | None]) -> type | Check | None:
+    """A Python type where the schema is just {"type": <string|boolean|object|array|null>}, else its check."""
+    if isinstance(schema, dict) and schema.keys() == {"type"} and schema["type"] in _EXACT_TYPES:
+        _compile(schema, compiled)  # still compiled, so pruning finds it
+        return _PYTHON_TYPES[schema["type"]]
+    return _compile(schema, compiled)
 
 
 def _type_check(name: Any, schema: Any, compiled: Any) -> Check | None:
@@ -144,12 +163,27 @@ def _additional_check(additional: Any, schema: Any, compiled: dict[int, Check | 
 
 
 def _items_check(items: Any, schema: Any, compiled: dict[int, Check | None]) -> Check | None:
-    item_check = _compile(items, compiled) if isinstance(items, dict) else None
-    if item_check is None:
+    item_test = _member_test(items, compiled) if isinstance(items, dict) else None
+    if item_test is None:
         return None
-    if items == {"type": "string"}:  # lists of strings are most of a card: no call per item
-        return lambda value: not isinstance(value, list) or all(isinstance(item, str) for item in value)
-    return lambda value: not isinstance(value, list) or all(map(item_check, value))
+    if type(item_test) is type:  # lists of strings are most of a card
+        def check_typed(value: Any) -> bool:
+            if isinstance(value, list):
+                for item in value:
+                    if not isinstance(item, item_test):  # type: ignore[arg-type]
+                        return False
+            return True
+
+        return check_typed
+
+    def check(value: Any) -> bool:
+        if isinstance(value, list):
+            for item in value:
+                if not item_test(item):  # type: ignore[operator]
+                    return False
+        return True
+
+    return check
 
 
 def _enum_check(allowed: Any, schema: Any, compiled: Any) -> Check | None:
@@ -169,7 +203,14 @@ def _any_of_check(variants: Any, schema: Any, compiled: dict[int, Check | None])
     checks = [check for check in (_compile(variant, compiled) for variant in variants) if check is not None]
     if not checks:
         return None
-    return lambda value: any(check(value) for check in checks)
+
+    def check(value: Any) -> bool:
+        for variant_check in checks:
+            if variant_check(value):
+                return True
+        return False
+
+    return check
 
 
 _KEYWORD_BUILDERS: dict[str, Callable[[Any, Any, dict[int, Check | None]], Check | None]] = {

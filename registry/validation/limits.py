@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import Any
 
-from registry.validation.paths import child
+from registry.validation.paths import child, pointer
 from registry.validation.report import Issue, make_issue
 
 
@@ -130,7 +130,7 @@ def check_counts(card: dict[str, Any], limits: CardLimits) -> list[Issue]:
         ("defaultInputModes", limits.max_modes, "limit-modes", "modes"),
         ("defaultOutputModes", limits.max_modes, "limit-modes", "modes"),
     ):
-        issues += _count(rule, card, name, maximum, "", noun)
+        issues += _count(rule, card.get(name), maximum, (name,), noun)
     skills = card.get("skills")
     if isinstance(skills, list):
         for index, skill in enumerate(skills[: limits.max_skills]):
@@ -140,17 +140,20 @@ def check_counts(card: dict[str, Any], limits: CardLimits) -> list[Issue]:
 
 
 def _skill_counts(skill: dict[str, Any], index: int, limits: CardLimits) -> list[Issue]:
-    path = f"/skills/{index}"
-    issues = _count("limit-tags", skill, "tags", limits.max_tags_per_skill, path, "tags")
-    issues += _count("limit-examples", skill, "examples", limits.max_examples_per_skill, path, "examples")
-    issues += _count("limit-modes", skill, "inputModes", limits.max_modes, path, "modes")
-    issues += _count("limit-modes", skill, "outputModes", limits.max_modes, path, "modes")
-    return issues
+    return [
+        issue
+        for name, maximum, rule, noun in (
+            ("tags", limits.max_tags_per_skill, "limit-tags", "tags"),
+            ("examples", limits.max_examples_per_skill, "limit-examples", "examples"),
+            ("inputModes", limits.max_modes, "limit-modes", "modes"),
+            ("outputModes", limits.max_modes, "limit-modes", "modes"),
+        )
+        for issue in _count(rule, skill.get(name), maximum, ("skills", index, name), noun)
+    ]
 
 
-def _count(rule: str, holder: dict[str, Any], name: str, maximum: int, path: str, noun: str) -> list[Issue]:
-    value = holder.get(name)
+def _count(rule: str, value: Any, maximum: int, where: tuple[str | int, ...], noun: str) -> list[Issue]:
     if not isinstance(value, (list, dict)) or len(value) <= maximum:
         return []
-    return [make_issue(rule, child(path, name), f"{len(value)} {noun} declared here; this registry accepts "
+    return [make_issue(rule, pointer(*where), f"{len(value)} {noun} declared here; this registry accepts "
                        f"at most {maximum}")]

@@ -31,3 +31,11 @@ def object_entries(value: Any, path: str) -> Iterator[tuple[int, dict[str, Any],
         for index, item in enumerate(value):
             if isinstance(item, dict):
                 yield index, item, child(path, index)
+
+
+def object_items(value: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The object entries of a list with their indexes, for rules that build a path only when
+    they report something."""
+    if not isinstance(value, list):
+        return []
+    return [(index, item) for index, item in enumerate(value) if isinstance(item, dict)]
