@@ -48,7 +48,7 @@ def _skill_issues(skills: Any) -> list[Issue]:
         if isinstance(tags, list):
             issues += [make_issue("tag-blank", pointer("skills", index, "tags", tag_index), "this tag is blank; "
                                   "remove it or name what the skill does") for tag_index, tag in enumerate(tags)
-                       if isinstance(tag, str) and not tag.strip()]
+                       if isinstance(tag, str) and (not tag or tag.isspace())]
     return issues
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
 from registry.validation import RULES, field_table, summarize_card, validate_card
+from registry.validation import limits as limits_module
 from registry.validation.schema_store import SCHEMA_VERSIONS, card_validator, read_schema_file
 from registry.validation.schema_validation import schema_issues
 from tests.registry.validation import sample_cards
@@ -116,3 +117,13 @@ def test_the_v1_fast_path_agrees_with_the_detailed_walk(card: dict[str, Any], re
     issues: list[Any] = []
     field_table._check_message(card, "AgentCard", "", issues, report_unknown)
     assert field_table.is_clean(card, "AgentCard", report_unknown, top=True) is (not issues)
+
+
+@settings(max_examples=100, deadline=None)
+@given(JSON, st.integers(1, 4))
+def test_the_limits_fast_path_agrees_with_the_detailed_walk(value: Any, max_depth: int) -> None:
+    limits = limits_module.CardLimits(max_depth=max_depth, max_string_length=6)
+    detailed = [path for path, item, depth in limits_module._walk(value)
+                if depth > max_depth or (isinstance(item, str) and len(item) > 6)
+                or (isinstance(item, dict) and any(len(key) > 6 for key in item))]
+    assert (limits_module.check_depth_and_strings(value, limits) == []) is (not detailed)
