@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 
 from registry.validation import validate_card
+from registry.validation.detection import detect
+from registry.validation.field_table import is_clean
+from registry.validation.schema_store import card_validator
 
 CARDS = Path(__file__).resolve().parents[3].parent / "shared" / "testdata" / "cards"
 INDEX: list[dict[str, Any]] = json.loads((CARDS / "INDEX.json").read_text(encoding="utf-8"))["cards"]
@@ -102,3 +105,15 @@ def test_proto_field_names_get_a_hint() -> None:
     report = validate_card(load("a2a-python__7.json"))
     missing = next(i for i in report.errors if i.path == "/supportedInterfaces")
     assert "supported_interfaces" in missing.message
+
+
+@pytest.mark.parametrize("entry", [e for e in INDEX if expected_validity(e)], ids=lambda e: e["file"])
+def test_valid_cards_take_the_fast_path(entry: dict[str, Any]) -> None:
+    """The registry's hot path: a valid card is judged by the fast checks alone, never by a full
+    jsonschema or field-table walk (which cost several times more)."""
+    card = load(entry["file"])
+    detection, _ = detect(card)
+    if detection.flavor in ("1.0", "1.0+0.3"):
+        assert is_clean(card, "AgentCard", detection.flavor == "1.0", top=True)
+    if detection.schema_version is not None:
+        assert card_validator(detection.schema_version).fast_check(card)
