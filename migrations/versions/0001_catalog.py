@@ -1,7 +1,7 @@
 """Catalog: principals, tokens, agents, card history, search terms, audit log.
 
 Revision ID: 0001
-Revises: 
+Revises: (none)
 Create Date: 2026-11-21 23:32:37.125806
 """
 
@@ -11,7 +11,6 @@ import sqlalchemy as sa
 from alembic import op
 
 import registry.models.types
-
 
 revision = '0001'
 down_revision = None

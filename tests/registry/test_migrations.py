@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from registry.models import Base
 from registry.migrate import is_current
+from registry.models import Base
 
 
 def test_database_is_at_head_and_matches_the_models(services):
