@@ -20,6 +20,7 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT_DATABASE_URL = "sqlite:///./agentdex.db"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+ENDORSEMENT_ALGS = ("EdDSA", "ES256", "ES384", "PS256", "RS256")
 
 
 class SettingsError(ValueError):
@@ -82,6 +83,47 @@ class WorkerSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class TrustSettings:
+    """Signature verification and the registry's own keys (issue 4). Durations in seconds.
+
+    `trusted_jwks` is the operator's trust store as JWKS JSON text (from a file or inline);
+    `jku_origins` are origins besides a card's own whose `jku` may be fetched; `key_dir` keeps
+    the registry's private keys as PEM files instead of sealed in the database.
+    """
+
+    require_signatures: bool = False
+    trusted_jwks: str | None = None
+    jku_origins: tuple[str, ...] = ()
+    endorsement_alg: str = "EdDSA"
+    key_dir: Path | None = None
+    key_grace: float = 14 * 86_400.0
+    jwks_ttl: float = 300.0
+    jwks_min_refresh: float = 60.0
+    jwks_timeout: float = 5.0
+    jwks_max_bytes: int = 262_144
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], *, allow_http: bool) -> TrustSettings:
+        """Raises SettingsError naming the variable when a value cannot be parsed."""
+        alg = env.get("AGENTDEX_ENDORSEMENT_ALG", cls.endorsement_alg).strip()
+        if alg not in ENDORSEMENT_ALGS:
+            raise SettingsError(f"AGENTDEX_ENDORSEMENT_ALG={alg!r} must be one of {', '.join(ENDORSEMENT_ALGS)}")
+        key_dir = (env.get("AGENTDEX_KEY_DIR") or "").strip()
+        return cls(
+            require_signatures=_bool(env, "AGENTDEX_REQUIRE_SIGNATURES", False),
+            trusted_jwks=_trusted_jwks(env.get("AGENTDEX_TRUSTED_JWKS", "")),
+            jku_origins=_origins(env.get("AGENTDEX_JKU_ALLOWED_ORIGINS", ""), allow_http),
+            endorsement_alg=alg,
+            key_dir=Path(key_dir) if key_dir else None,
+            key_grace=_float(env, "AGENTDEX_KEY_GRACE_PERIOD", cls.key_grace),
+            jwks_ttl=_float(env, "AGENTDEX_JWKS_TTL", cls.jwks_ttl),
+            jwks_min_refresh=_float(env, "AGENTDEX_JWKS_MIN_REFRESH", cls.jwks_min_refresh),
+            jwks_timeout=_float(env, "AGENTDEX_JWKS_TIMEOUT", cls.jwks_timeout),
+            jwks_max_bytes=_int(env, "AGENTDEX_JWKS_MAX_BYTES", cls.jwks_max_bytes),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
 class Settings:
     database_url: str = DEFAULT_DATABASE_URL
     secret_key: str = ""
@@ -98,6 +140,8 @@ class Settings:
     fetch_timeout: float = 10.0
     secret_generated: bool = False
     worker: WorkerSettings = WorkerSettings()
+    trust: TrustSettings = TrustSettings()
+    relay: RelaySettings = dataclasses.field(default_factory=lambda: RelaySettings())
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -113,12 +157,13 @@ class Settings:
                 "use e.g. sqlite:///./agentdex.db or postgresql+psycopg://user@host/db"
             )
         secret, generated = _secret_key(env.get("AGENTDEX_SECRET_KEY", ""), database_url)
+        allow_http = _bool(env, "AGENTDEX_ALLOW_HTTP", False)
         return cls(
             database_url=database_url,
             secret_key=secret,
             secret_generated=generated,
             allowed_networks=_networks(env.get("AGENTDEX_ALLOWED_NETWORKS", "")),
-            allow_http=_bool(env, "AGENTDEX_ALLOW_HTTP", False),
+            allow_http=allow_http,
             public_url=(env.get("AGENTDEX_PUBLIC_URL") or "").rstrip("/") or None,
             max_body_bytes=_int(env, "AGENTDEX_MAX_BODY_BYTES", cls.max_body_bytes),
             max_card_bytes=_int(env, "AGENTDEX_MAX_CARD_BYTES", cls.max_card_bytes),
@@ -128,6 +173,8 @@ class Settings:
             max_import_bytes=_int(env, "AGENTDEX_MAX_IMPORT_BYTES", cls.max_import_bytes),
             fetch_timeout=_float(env, "AGENTDEX_FETCH_TIMEOUT", cls.fetch_timeout),
             worker=WorkerSettings.from_env(env),
+            trust=TrustSettings.from_env(env, allow_http=allow_http),
+            relay=RelaySettings.from_env(env),
         )
 
     @property
@@ -187,6 +234,45 @@ def _networks(raw: str) -> tuple[IPNetwork, ...]:
     return tuple(networks)
 
 
+def _trusted_jwks(raw: str) -> str | None:
+    """The trust store as JSON text: inline JSON, or the path of a JWKS file."""
+    from signing import KeyFormatError, parse_jwks
+
+    raw = raw.strip()
+    if not raw:
+        return None
+    if not raw.startswith("{"):
+        try:
+            raw = Path(raw).read_text(encoding="utf-8")
+        except OSError as error:
+            raise SettingsError(f"AGENTDEX_TRUSTED_JWKS: cannot read {raw}: {error.strerror or error}") from None
+    try:
+        parse_jwks(raw)
+    except KeyFormatError as error:
+        raise SettingsError(f"AGENTDEX_TRUSTED_JWKS is not a usable JWKS: {error}") from None
+    return raw
+
+
+def _origins(raw: str, allow_http: bool) -> tuple[str, ...]:
+    from signing import PolicyError
+    from signing.fetch import origin_of
+
+    origins = []
+    for part in (p.strip().rstrip("/") for p in raw.split(",")):
+        if not part:
+            continue
+        try:
+            origin = origin_of(part)
+        except PolicyError:
+            origin = None
+        if origin is None or origin != part.lower() or (origin.startswith("http:") and not allow_http):
+            raise SettingsError(
+                f"AGENTDEX_JKU_ALLOWED_ORIGINS contains {part!r}, which is not an https origin such as https://keys.example.com"
+            )
+        origins.append(origin)
+    return tuple(origins)
+
+
 def _secret_key(raw: str, database_url: str) -> tuple[str, bool]:
     """The configured secret, or one generated once and kept beside a SQLite database.
 
@@ -223,3 +309,82 @@ def _secret_path(database_url: str) -> Path | None:
         return None
     db_path = Path(database_url[len(prefix) :].split("?", 1)[0])
     return db_path.with_name(db_path.name + ".secret")
+
+
+DEFAULT_RETRY_SCHEDULE = (0.0, 5.0, 300.0, 1800.0, 7200.0, 18_000.0, 36_000.0, 36_000.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class RelaySettings:
+    """The push relay (issue 6): ingress limits, delivery timing and retries. Durations in seconds.
+
+    `retry_schedule[i]` is the delay before attempt i + 1 (the first is normally 0); after the
+    last attempt a message is dead-lettered. Raises SettingsError when values contradict.
+    """
+
+    max_body_bytes: int = 262_144
+    rate: float = 50.0
+    burst: int = 100
+    retry_schedule: tuple[float, ...] = DEFAULT_RETRY_SCHEDULE
+    jitter: float = 0.2
+    max_retry_after: float = 3600.0
+    timeout: float = 15.0
+    connect_timeout: float = 5.0
+    lease_seconds: float = 60.0
+    tick: float = 1.0
+    poll: float = 0.01
+    batch: int = 64
+    token_grace: float = 86_400.0
+    jwt_max_age: float = 300.0
+    retention: float = 7 * 86_400.0
+
+    def __post_init__(self) -> None:
+        if not self.retry_schedule or any(delay < 0 for delay in self.retry_schedule):
+            raise SettingsError("AGENTDEX_RELAY_RETRY_SCHEDULE must list one or more delays >= 0 (seconds)")
+        if not 0 <= self.jitter < 1:
+            raise SettingsError("AGENTDEX_RELAY_JITTER must be at least 0 and below 1 (0.2 = +/-20 %)")
+        if self.connect_timeout > self.timeout:
+            raise SettingsError("AGENTDEX_RELAY_CONNECT_TIMEOUT must not exceed AGENTDEX_RELAY_TIMEOUT")
+        if self.lease_seconds <= self.timeout:
+            raise SettingsError("AGENTDEX_RELAY_LEASE_SECONDS must exceed AGENTDEX_RELAY_TIMEOUT")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RelaySettings:
+        """Raises SettingsError naming the variable when a value cannot be parsed."""
+        return cls(
+            max_body_bytes=_int(env, "AGENTDEX_RELAY_MAX_BODY_BYTES", cls.max_body_bytes),
+            rate=_float(env, "AGENTDEX_RELAY_RATE", cls.rate),
+            burst=_int(env, "AGENTDEX_RELAY_BURST", cls.burst),
+            retry_schedule=_delays(env, "AGENTDEX_RELAY_RETRY_SCHEDULE", cls.retry_schedule),
+            jitter=_fraction(env, "AGENTDEX_RELAY_JITTER", cls.jitter),
+            max_retry_after=_float(env, "AGENTDEX_RELAY_MAX_RETRY_AFTER", cls.max_retry_after),
+            timeout=_float(env, "AGENTDEX_RELAY_TIMEOUT", cls.timeout),
+            connect_timeout=_float(env, "AGENTDEX_RELAY_CONNECT_TIMEOUT", cls.connect_timeout),
+            lease_seconds=_float(env, "AGENTDEX_RELAY_LEASE_SECONDS", cls.lease_seconds),
+            tick=_float(env, "AGENTDEX_RELAY_TICK", cls.tick),
+            poll=_float(env, "AGENTDEX_RELAY_POLL", cls.poll),
+            batch=_int(env, "AGENTDEX_RELAY_BATCH", cls.batch),
+            token_grace=_float(env, "AGENTDEX_RELAY_TOKEN_GRACE", cls.token_grace),
+            jwt_max_age=_float(env, "AGENTDEX_RELAY_JWT_MAX_AGE", cls.jwt_max_age),
+            retention=_float(env, "AGENTDEX_RELAY_RETENTION", cls.retention),
+        )
+
+
+def _delays(env: Mapping[str, str], name: str, default: tuple[float, ...]) -> tuple[float, ...]:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        return tuple(float(part) for part in raw.split(","))
+    except ValueError:
+        raise SettingsError(f"{name}={raw!r} is not a comma-separated list of seconds such as 0,5,300") from None
+
+
+def _fraction(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise SettingsError(f"{name}={raw!r} is not a number such as 0.2") from None

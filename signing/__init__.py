@@ -21,10 +21,14 @@ Verifying (`signing.verify`, `signing.resolvers`, `signing.fetch`)
                        forms=(SDK, STRICT, PLAIN))
     KeyResolver protocol: resolve(kid, jku) -> Iterator[KeyLookup(source, keys, rejected, problems)]
     StaticKeyResolver(keys | KeySet, source="pinned"), StaticKeyResolver.from_jwks(document)
-    JwksUrlResolver(urls=(), *, allowed_origins=(), fetcher=None, ttl=300, min_refresh=30,
-                    clock=time.monotonic, unsafe=None)    https only; `jku` only from allowed origins
+    JwksUrlResolver(urls=(), *, allowed_origins=(), fetcher=None, ttl=300, min_refresh=60,
+                    clock=time.monotonic, unsafe=None, cache=None)  https only; `jku` only from allowed origins
+    JwksCache(fetcher=None, *, ttl=300, min_refresh=60, clock, max_urls=10_000)  shared by resolvers:
+                    TTL, one refetch per min_refresh for an unknown kid, empty sets never cached,
+                    the last good set kept when a fetch fails
     ChainResolver(resolvers)                 consults resolvers in order
-    JwksFetcher protocol: (url) -> bytes; RequestsJwksFetcher(timeout, max_bytes); UnsafeHttpLoopback()
+    JwksFetcher protocol: (url) -> bytes; RequestsJwksFetcher(timeout, max_bytes);
+    UnsafeHttpLoopback() (tests), UnsafeHttpAnyHost() (a fetcher with its own address policy)
 
 Keys (`signing.keys`, `signing.key_files`, `signing.algorithms`)
     generate_key(alg="EdDSA", *, kid=None) -> SigningKey     Ed25519, P-256, P-384, RSA-3072
@@ -60,7 +64,7 @@ from signing.errors import (
     UnsupportedSignatureError,
     WeakKeyError,
 )
-from signing.fetch import JwksFetcher, RequestsJwksFetcher, UnsafeHttpLoopback
+from signing.fetch import JwksFetcher, RequestsJwksFetcher, UnsafeHttpAnyHost, UnsafeHttpLoopback
 from signing.key_files import (
     KeySet,
     load_private_jwk,
@@ -84,7 +88,7 @@ from signing.keys import (
     thumbprint,
     verification_key,
 )
-from signing.resolvers import ChainResolver, JwksUrlResolver, KeyLookup, KeyResolver, StaticKeyResolver
+from signing.resolvers import ChainResolver, JwksCache, JwksUrlResolver, KeyLookup, KeyResolver, StaticKeyResolver
 from signing.sign import sign_card
 from signing.verify import (
     DEFAULT_POLICY,
@@ -110,6 +114,7 @@ __all__ = [
     "ChainResolver",
     "HeaderError",
     "JwksFetchError",
+    "JwksCache",
     "JwksFetcher",
     "JwksUrlResolver",
     "KeyFormatError",
@@ -127,6 +132,7 @@ __all__ = [
     "SigningError",
     "SigningKey",
     "StaticKeyResolver",
+    "UnsafeHttpAnyHost",
     "UnsafeHttpLoopback",
     "UnsafeUrlError",
     "UnsupportedAlgorithmError",

@@ -1,8 +1,10 @@
 """Getting JWKS documents over HTTP: the fetcher seam and the URL policy.
 
 Verification never fetches "whatever `jku` says": a URL is fetched only if it is https and
-pinned or on an allowed origin (see `JwksUrlResolver`). http is possible only for loopback
-addresses and only through the explicitly unsafe `UnsafeHttpLoopback` option, for tests.
+pinned or on an allowed origin (see `JwksUrlResolver`). Plain http is possible only through an
+explicitly unsafe option: `UnsafeHttpLoopback` (loopback addresses, for tests) or
+`UnsafeHttpAnyHost` (for a fetcher that enforces its own address policy, e.g. a server whose
+operator allowed http on allowlisted networks).
 The fetcher is injected; a server should pass its own hardened client (address policy,
 pinned DNS), the default here is a plain `requests` GET with timeouts and a size cap.
 """
@@ -33,6 +35,15 @@ class JwksFetcher(Protocol):
 @dataclass(frozen=True)
 class UnsafeHttpLoopback:
     """Allow plain http to 127.0.0.0/8, ::1 and localhost. For tests only: never in production."""
+
+
+@dataclass(frozen=True)
+class UnsafeHttpAnyHost:
+    """Allow plain http to any host. Only with a fetcher that enforces its own address policy
+    (private networks refused unless allowlisted) and only where an operator chose plain http."""
+
+
+UnsafeHttp = UnsafeHttpLoopback | UnsafeHttpAnyHost
 
 
 @dataclass(frozen=True)
@@ -76,13 +87,16 @@ def origin_of(url: str) -> str:
     return f"{scheme}://{host}{suffix}"
 
 
-def check_url(url: str, unsafe: UnsafeHttpLoopback | None = None) -> str:
-    """`url` if it may be fetched for keys: https, or http to loopback under `UnsafeHttpLoopback`.
+def check_url(url: str, unsafe: UnsafeHttp | None = None) -> str:
+    """`url` if it may be fetched for keys: https; http to loopback under `UnsafeHttpLoopback`,
+    to any host under `UnsafeHttpAnyHost`.
 
     Raises UnsafeUrlError (plain http elsewhere) or PolicyError (not a URL).
     """
     origin = origin_of(url)
     if origin.startswith("https://"):
+        return url
+    if isinstance(unsafe, UnsafeHttpAnyHost):
         return url
     if unsafe is not None and _is_loopback(urllib.parse.urlsplit(url).hostname or ""):
         return url

@@ -25,10 +25,11 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from registry.db import Base
 from registry.models.health import AgentScheduleColumns
+from registry.models.trust import AgentTrustColumns
 from registry.models.types import UtcDateTime
 
 
-class Agent(AgentScheduleColumns, Base):
+class Agent(AgentScheduleColumns, AgentTrustColumns, Base):
     __tablename__ = "agents"
 
     pk: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -1,5 +1,6 @@
 """Key resolution over real HTTP on loopback: https by default, `jku` only from allowed origins,
-caching with a TTL and one refetch for an unknown kid, failures reported, never raised."""
+caching with a TTL and one refetch for an unknown kid (at most once a minute), empty sets never
+cached, the last good set kept when a fetch fails, failures reported, never raised."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from typing import Any
 import pytest
 
 from signing import (
+    JwksCache,
     JwksFetchError,
     JwksUrlResolver,
     Outcome,
     PolicyError,
     RequestsJwksFetcher,
     SigningKey,
+    UnsafeHttpAnyHost,
     UnsafeHttpLoopback,
     UnsafeUrlError,
     public_jwks,
@@ -143,3 +146,59 @@ def test_an_injected_fetcher_is_used_and_its_errors_reported(keys: dict[str, Sig
 
     (signature,) = verify_card(signed, JwksUrlResolver(["https://a.example/j"], fetcher=buggy)).signatures
     assert signature.outcome is Outcome.KEY_NOT_FOUND and "RuntimeError" in signature.detail
+
+
+def test_an_empty_jwks_is_never_cached_and_a_failed_fetch_keeps_the_last_good_set(
+        card_server: CardServer, keys: dict[str, SigningKey]) -> None:
+    key = keys["EdDSA"]
+    url = card_server.serve_json("/jwks.json", {"keys": []})
+    clock = Clock()
+    cache = JwksCache(RequestsJwksFetcher(timeout=2.0), ttl=300, min_refresh=60, clock=clock)
+    resolver = JwksUrlResolver([url], cache=cache, unsafe=UNSAFE)
+    signed = sign_card(rich_card(1), key)
+    (signature,) = verify_card(signed, resolver).signatures
+    assert signature.outcome is Outcome.KEY_NOT_FOUND and "no usable key" in signature.detail
+    card_server.serve_json("/jwks.json", public_jwks([key]))
+    clock.now += 61  # the empty answer was a failure: retried after min_refresh, not after the TTL
+    assert verify_card(signed, resolver).ok
+    for broken in ({"keys": []}, "down"):
+        if broken == "down":
+            card_server.serve_raw("/jwks.json", b"oops", status=503)
+        else:
+            card_server.serve_json("/jwks.json", broken)
+        clock.now += 301  # TTL over: refetched, the answer is unusable, the last good set stays
+        assert verify_card(signed, resolver).ok
+    assert jwks_requests(card_server) == 4
+
+
+def test_refetches_for_unknown_kids_happen_at_most_once_a_minute(card_server: CardServer,
+                                                                 keys: dict[str, SigningKey]) -> None:
+    url = card_server.serve_json("/jwks.json", public_jwks([keys["EdDSA"]]))
+    clock = Clock()
+    resolver = JwksUrlResolver([url], cache=JwksCache(RequestsJwksFetcher(timeout=2.0), clock=clock), unsafe=UNSAFE)
+    unknown = sign_card(rich_card(1), keys["ES256"])
+    for step in (0, 30, 29):
+        clock.now += step
+        assert verify_card(unknown, resolver).signatures[0].outcome is Outcome.KEY_NOT_FOUND
+    assert jwks_requests(card_server) == 1  # fetched just now: an unknown kid waits a minute
+    clock.now += 2  # 61 s after the fetch
+    card_server.serve_json("/jwks.json", public_jwks([keys["EdDSA"], keys["ES256"]]))
+    assert verify_card(unknown, resolver).ok and jwks_requests(card_server) == 2
+
+
+def test_resolvers_share_a_cache(card_server: CardServer, keys: dict[str, SigningKey]) -> None:
+    url = card_server.serve_json("/jwks.json", public_jwks([keys["ES256"]]))
+    cache = JwksCache(RequestsJwksFetcher(timeout=2.0))
+    signed = sign_card(rich_card(1), keys["ES256"], jku=url)
+    for _ in range(3):  # one resolver per card policy (its own allowed origins), one cache
+        assert verify_card(signed, JwksUrlResolver(allowed_origins=[card_server.base_url], cache=cache, unsafe=UNSAFE)).ok
+    assert jwks_requests(card_server) == 1
+
+
+def test_plain_http_to_any_host_only_under_the_explicit_option() -> None:
+    with pytest.raises(UnsafeUrlError):
+        JwksUrlResolver(["http://keys.example/jwks.json"], unsafe=UNSAFE)
+    resolver = JwksUrlResolver(["http://keys.example/jwks.json"], allowed_origins=["http://keys.example"],
+                               unsafe=UnsafeHttpAnyHost(), fetcher=lambda url: b'{"keys": []}')
+    (lookup,) = resolver.resolve("k", None)
+    assert "no usable key" in lookup.problems[0]
