@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 import click
 
 from cli.exits import CliError, ExitCode, reports_errors
@@ -48,7 +46,9 @@ def serve(host: str, port: int, threads: int, jobs: bool) -> None:
     On the embedded default (SQLite) the schema is created or upgraded on start; on an empty
     database a one-time admin token is printed.
     """
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from cli.logs import configure_logging
+
+    configure_logging()
     from waitress import serve as waitress_serve
 
     from registry.app import create_app

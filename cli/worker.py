@@ -7,7 +7,6 @@ SQLite): the database leases each piece of work to one of them.
 from __future__ import annotations
 
 import json
-import logging
 import signal
 import threading
 from typing import Any
@@ -27,7 +26,9 @@ JOB_CHOICES = ("health-probe", "recrawl", "prune-health-checks")  # registry.job
 @reports_errors
 def worker(once: bool, names: tuple[str, ...], as_json: bool) -> None:
     """Run the scheduled jobs: JSON-RPC health probes, card re-crawls, pruning of old checks."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from cli.logs import configure_logging
+
+    configure_logging()
     from registry.container import build_services
     from registry.jobs.schedule import scheduled_jobs
     from registry.jobs.worker import Worker
