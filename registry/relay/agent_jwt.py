@@ -1,0 +1,165 @@
+"""The stronger ingress mode: a JWT the agent signs for every notification.
+
+As the A2A push-notification samples do, the agent signs a short-lived JWT and sends it as
+`Authorization: Bearer <jwt>`. The relay accepts it only when it verifies with a key bound to
+the agent's registered card (its JWKS on the card's own origin: `/.well-known/jwks.json`, or a
+`jku` on that origin or an interface's origin, fetched through the safe outbound client), its
+`aud` is this relay URL, `iat` and `exp` lie within the allowed age (5 minutes by default),
+`request_body_sha256` is the SHA-256 (hex) of the raw body, and `jti` is unique (the outbox's
+unique index is the replay cache, see `ingress`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import hmac
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from joserfc import jwk, jws, jwt
+from joserfc.errors import JoseError
+
+from registry.errors import Unauthorized
+from registry.models.types import utcnow
+from signing import CARD_ALGORITHMS, JwksUrlResolver, KeyResolver, VerificationKey, public_jwk
+from signing.errors import PolicyError
+from signing.fetch import origin_of
+
+# RFC 9864 names Ed25519 "Ed25519"; agents (and the A2A SDKs) still say "EdDSA": accept both.
+ALGORITHMS = frozenset({alg.value for alg in CARD_ALGORITHMS} | {"Ed25519"})
+BODY_HASH_CLAIM = "request_body_sha256"
+MAX_JTI = 200
+CLOCK_SKEW = 30
+MAX_RESOLVERS = 1_000
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentBinding:
+    """What ties keys to an agent: its card URL and interface URLs (their origins)."""
+
+    agent_pk: int
+    card_url: str
+    interface_urls: tuple[str, ...]
+
+    def origins(self) -> list[str]:
+        found = []
+        for url in (self.card_url, *self.interface_urls):
+            try:
+                found.append(origin_of(url))
+            except PolicyError:
+                continue
+        return list(dict.fromkeys(found))
+
+
+ResolverFactory = Callable[[AgentBinding], KeyResolver]
+
+
+def card_origin_resolvers(fetch: Callable[[str], bytes], *, unsafe: Any = None, ttl: float = 300.0) -> ResolverFactory:
+    """Key sources bound to the card: the JWKS at the card origin, `jku` on the agent's origins."""
+
+    def make(agent: AgentBinding) -> KeyResolver:
+        origins = agent.origins()
+        return JwksUrlResolver([f"{origins[0]}/.well-known/jwks.json"], allowed_origins=origins,
+                               fetcher=fetch, ttl=ttl, unsafe=unsafe)
+
+    return make
+
+
+class AgentJwtVerifier:
+    """Checks the JWT of one notification; returns its `jti`. Resolvers are kept per agent."""
+
+    def __init__(self, resolvers: ResolverFactory, *, max_age: float = 300.0,
+                 clock: Callable[[], dt.datetime] = utcnow) -> None:
+        self._resolvers = resolvers
+        self._max_age = max_age
+        self._clock = clock
+        self._cache: dict[int, tuple[AgentBinding, KeyResolver]] = {}
+        self._lock = threading.Lock()
+
+    def verify(self, authorization: str | None, agent: AgentBinding, audience: str, body: bytes) -> str:
+        """The JWT's `jti`. Raises Unauthorized saying what was wrong."""
+        token = _bearer(authorization)
+        header = _header(token)
+        keys = self._candidates(agent, header)
+        claims = _decode(token, header["alg"], keys)
+        self._check_claims(claims, audience, body)
+        return str(claims["jti"])
+
+    def _candidates(self, agent: AgentBinding, header: dict[str, Any]) -> list[VerificationKey]:
+        resolver = self._resolver(agent)
+        keys: list[VerificationKey] = []
+        problems: list[str] = []
+        for lookup in resolver.resolve(header.get("kid"), header.get("jku")):
+            keys.extend(lookup.keys)
+            problems.extend(lookup.problems)
+        if not keys:
+            detail = "; ".join(problems) or "no key with this kid"
+            raise Unauthorized(f"no key bound to the agent's card verifies this JWT: {detail}")
+        return keys
+
+    def _resolver(self, agent: AgentBinding) -> KeyResolver:
+        with self._lock:
+            cached = self._cache.get(agent.agent_pk)
+            if cached is not None and cached[0] == agent:
+                return cached[1]
+        resolver = self._resolvers(agent)  # the card moved (new URL or interfaces): new key sources
+        with self._lock:
+            if len(self._cache) >= MAX_RESOLVERS:
+                self._cache.clear()
+            self._cache[agent.agent_pk] = (agent, resolver)
+        return resolver
+
+    def _check_claims(self, claims: dict[str, Any], audience: str, body: bytes) -> None:
+        now = int(self._clock().timestamp())
+        _check_audience(claims.get("aud"), audience)
+        iat, exp = claims.get("iat"), claims.get("exp")
+        if not isinstance(iat, int | float) or not isinstance(exp, int | float):
+            raise Unauthorized("the JWT needs numeric iat and exp claims")
+        if not now - self._max_age <= iat <= now + CLOCK_SKEW:
+            raise Unauthorized(f"the JWT's iat is not within {int(self._max_age)} s of now")
+        if not now < exp <= now + self._max_age + CLOCK_SKEW:
+            raise Unauthorized(f"the JWT has expired or lives longer than {int(self._max_age)} s")
+        jti = claims.get("jti")
+        if not isinstance(jti, str) or not jti or len(jti) > MAX_JTI:
+            raise Unauthorized(f"the JWT needs a jti claim (a string of at most {MAX_JTI} characters)")
+        digest = hashlib.sha256(body).hexdigest()
+        if not hmac.compare_digest(str(claims.get(BODY_HASH_CLAIM, "")).lower(), digest):
+            raise Unauthorized(f"the JWT's {BODY_HASH_CLAIM} is not the SHA-256 of this body")
+
+
+def _bearer(authorization: str | None) -> str:
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("this subscription needs Authorization: Bearer <JWT signed by the agent>")
+    return token.strip()
+
+
+def _header(token: str) -> dict[str, Any]:
+    try:
+        header = dict(jws.extract_compact(token.encode("ascii")).protected)
+    except (JoseError, ValueError, UnicodeError):
+        raise Unauthorized("the Authorization bearer value is not a compact JWT") from None
+    if header.get("alg") not in ALGORITHMS:
+        raise Unauthorized(f"JWT algorithm {header.get('alg')!r} is not accepted; use one of {sorted(ALGORITHMS)}")
+    return header
+
+
+def _decode(token: str, alg: str, keys: list[VerificationKey]) -> dict[str, Any]:
+    for key in keys:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # joserfc warns that "EdDSA" is deprecated (RFC 9864)
+                return dict(jwt.decode(token, jwk.import_key(public_jwk(key)), algorithms=[alg]).claims)
+        except (JoseError, ValueError):
+            continue
+    raise Unauthorized("the JWT's signature does not verify with the keys bound to the agent's card")
+
+
+def _check_audience(aud: object, audience: str) -> None:
+    audiences = aud if isinstance(aud, list) else [aud]
+    if audience not in audiences:
+        raise Unauthorized(f"the JWT's aud must be this relay URL ({audience})")

@@ -1,0 +1,172 @@
+"""The relay ingress: authenticate an agent's notification, check it, and commit it to the outbox.
+
+The 202 is given only after the message is committed (`Nothing is lost between a 202 and
+delivery`): notifications that arrive together share one transaction (`GroupCommitter`), and
+each caller returns once its own row is durable. Order of checks: unknown subscription (404),
+credentials (401), rate (429), body (422), task (409), JWT replay (409).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Engine, Row, bindparam, func, insert, select, text
+from sqlalchemy.exc import IntegrityError
+
+from registry import errors
+from registry.models import Agent, RelayMessage, RelaySubscription
+from registry.models.types import utcnow
+from registry.relay.agent_jwt import AgentBinding, AgentJwtVerifier
+from registry.relay.bodies import PushBody, classify
+from registry.relay.rate_limit import RateLimiter, retry_after_seconds
+from registry.relay.relay_tokens import TokenHashes
+from registry.services.group_commit import GroupCommitter
+
+PG_CHANNEL = "agentdex_relay"
+SEQ_RETRIES = 5
+S, M = RelaySubscription, RelayMessage
+
+
+def new_message_id() -> str:
+    return "msg_" + uuid.uuid4().hex
+
+
+@dataclasses.dataclass(frozen=True)
+class Notification:
+    """One POST to `/relay/{subscription_id}` as the API layer read it."""
+
+    subscription_id: str
+    body: bytes
+    tokens: tuple[str, ...]  # secrets presented in X-A2A-Notification-Token, A2A-Notification-Token, Bearer
+    authorization: str | None
+    audience: str  # the relay URL the agent was given (JWT `aud`)
+
+
+@dataclasses.dataclass(frozen=True)
+class Accepted:
+    message_id: str
+    subscription_id: str
+    task_id: str | None
+    kind: str
+
+
+@dataclasses.dataclass(frozen=True)
+class _Row:
+    values: dict[str, Any]
+    jti: str | None
+
+
+_INSERT = insert(M).values(
+    id=bindparam("b_id"), subscription_pk=bindparam("b_sub"), task_key=bindparam("b_task"),
+    seq=select(func.coalesce(func.max(M.seq), 0) + 1)
+    .where(M.subscription_pk == bindparam("b_sub"), M.task_key == bindparam("b_task")).scalar_subquery(),
+    kind=bindparam("b_kind"), body=bindparam("b_body"), jti=bindparam("b_jti"), received_at=bindparam("b_at"),
+    state="pending", due_at=bindparam("b_due"), attempts=0, replays=0,
+)
+
+
+class RelayIngress:
+    def __init__(self, engine: Engine, jwt: AgentJwtVerifier, limiter: RateLimiter, *,
+                 first_delay: Callable[[], float] = lambda: 0.0, on_commit: Callable[[], None] = lambda: None,
+                 clock: Callable[[], dt.datetime] = utcnow, new_id: Callable[[], str] = new_message_id) -> None:
+        self._engine = engine
+        self._jwt = jwt
+        self._limiter = limiter
+        self._first_delay = first_delay
+        self._on_commit = on_commit
+        self._clock = clock
+        self._new_id = new_id
+        self._notify_pg = engine.dialect.name == "postgresql"
+        self._committer: GroupCommitter[_Row] = GroupCommitter(self._write_batch, self._write_one, max_batch=128)
+
+    def accept(self, notification: Notification) -> Accepted:
+        """Raises NotFound, Unauthorized, TooManyRequests, InvalidNotification, TaskMismatch,
+        ReplayedNotification."""
+        sub = self._subscription(notification.subscription_id)
+        jti = self._authenticate(sub, notification)
+        wait = self._limiter.admit(sub.pk)
+        if wait:
+            seconds = retry_after_seconds(wait)
+            raise errors.TooManyRequests(f"over this subscription's rate; retry in {seconds} s", {"retryAfter": seconds})
+        push = classify(_parse(notification.body))
+        if sub.task_id is not None and push.task_id != sub.task_id:
+            raise errors.TaskMismatch(f"this subscription relays task {sub.task_id!r}, not {push.task_id!r}")
+        message_id = self._new_id()
+        self._committer.submit(_Row(self._values(message_id, sub.pk, push, notification.body, jti), jti))
+        self._on_commit()
+        return Accepted(message_id, sub.id, push.task_id, push.kind)
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def _subscription(self, sub_id: str) -> Row[Any]:
+        with self._engine.connect() as conn:
+            row = conn.execute(
+                select(S.pk, S.id, S.status, S.task_id, S.auth_mode, S.token_hash, S.previous_token_hash,
+                       S.previous_token_until, S.agent_pk).where(S.id == sub_id)
+            ).first()
+        if row is None or row.status == "deleted":
+            raise errors.NotFound(f"no relay subscription {sub_id!r}")
+        return row
+
+    def _authenticate(self, sub: Row[Any], notification: Notification) -> str | None:
+        hashes = TokenHashes(sub.token_hash, sub.previous_token_hash, sub.previous_token_until)
+        now = self._clock()
+        if not any(hashes.accepts(token, now) for token in notification.tokens):
+            raise errors.Unauthorized(
+                "the relay token is missing or wrong: send it in X-A2A-Notification-Token, "
+                "A2A-Notification-Token or Authorization: Bearer"
+            )
+        if sub.auth_mode != "jwt":
+            return None
+        return self._jwt.verify(notification.authorization, self._binding(sub), notification.audience,
+                                notification.body)
+
+    def _binding(self, sub: Row[Any]) -> AgentBinding:
+        with self._engine.connect() as conn:
+            agent = conn.execute(select(Agent.pk, Agent.card_url, Agent.interfaces).where(Agent.pk == sub.agent_pk)).first()
+        if agent is None:
+            raise errors.Unauthorized("the agent left the catalog: no key is bound to it any more")
+        urls = tuple(str(i.get("url")) for i in agent.interfaces or [] if isinstance(i, dict) and i.get("url"))
+        return AgentBinding(agent.pk, agent.card_url, urls)
+
+    def _values(self, message_id: str, sub_pk: int, push: PushBody, body: bytes, jti: str | None) -> dict[str, Any]:
+        now = self._clock()
+        return {"b_id": message_id, "b_sub": sub_pk, "b_task": push.task_id or "", "b_kind": push.kind,
+                "b_body": body, "b_jti": jti, "b_at": now, "b_due": now + dt.timedelta(seconds=self._first_delay())}
+
+    # -- persistence ----------------------------------------------------------------------
+
+    def _write_batch(self, rows: Sequence[_Row]) -> None:
+        with self._engine.begin() as conn:
+            conn.execute(_INSERT, [row.values for row in rows])
+            if self._notify_pg:  # delivered to LISTENing workers when (and only if) this commits
+                conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": PG_CHANNEL})
+
+    def _write_one(self, row: _Row) -> None:
+        """A batch failed: write this row alone, telling a JWT replay from a sequence race."""
+        for _ in range(SEQ_RETRIES):
+            try:
+                return self._write_batch([row])
+            except IntegrityError:
+                if row.jti is not None and self._jti_seen(row):
+                    raise errors.ReplayedNotification("this JWT (its jti) was used before") from None
+                # Two processes took the same per-task sequence number at once (PostgreSQL): again.
+        self._write_batch([row])
+
+    def _jti_seen(self, row: _Row) -> bool:
+        with self._engine.connect() as conn:
+            return conn.scalar(select(M.pk).where(M.subscription_pk == row.values["b_sub"], M.jti == row.jti)) is not None
+
+
+def _parse(body: bytes) -> object:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise errors.BadRequest(f"the body is not valid JSON: {error}") from None
+    except RecursionError:
+        raise errors.BadRequest("the body nests JSON too deeply") from None

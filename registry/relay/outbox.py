@@ -1,0 +1,123 @@
+"""The delivery queue: a `LeasedWork` (see `registry.jobs`) over `relay_messages`.
+
+`claim` leases due messages that are the head of their task (no earlier message of the same
+subscription and task is still pending: in-order delivery), of active subscriptions only, and
+opens the client's credentials. `perform` POSTs through the safe outbound client with no
+transaction open. `record` writes the outcomes of the messages the worker still leases, logs
+every attempt, schedules retries or dead-letters, and disables a subscription whose target
+answered 410 Gone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Engine, Row, bindparam, exists, insert, select, update
+from sqlalchemy.orm import aliased
+
+from registry.jobs.leases import LeaseColumns
+from registry.models import RelayAttempt, RelayMessage, RelaySubscription
+from registry.models.types import utcnow
+from registry.relay.delivery import DeliveryOutcome, DueDelivery, WebhookPoster
+from registry.relay.retry_policy import RetryPolicy
+from registry.relay.secret_box import SecretBox, SecretBoxError
+
+M, S = RelayMessage, RelaySubscription
+LEASE = LeaseColumns(M.__table__, M.__table__.c.pk, M.__table__.c.due_at,
+                     M.__table__.c.lease_owner, M.__table__.c.lease_until)
+_EARLIER = aliased(M)
+# A2A gives no order across tasks, but within one task a later update must not overtake an earlier one.
+IS_TASK_HEAD = ~exists().where(
+    _EARLIER.subscription_pk == M.subscription_pk, _EARLIER.task_key == M.task_key,
+    _EARLIER.state == "pending", _EARLIER.seq < M.seq,
+)
+IS_ACTIVE = exists().where(S.pk == M.subscription_pk, S.status == "active")
+_WRITE = update(M).where(M.pk == bindparam("b_pk")).values(
+    state=bindparam("b_state"), due_at=bindparam("b_due"), attempts=bindparam("b_attempts"),
+    last_attempt_at=bindparam("b_at"), last_status=bindparam("b_status"), last_error=bindparam("b_error"),
+    finished_at=bindparam("b_finished"), lease_owner=None, lease_until=None,
+)
+GONE_REASON = "the target answered 410 Gone; delivery is disabled until the owner enables it again"
+
+
+class RelayOutbox:
+    def __init__(self, engine: Engine, poster: WebhookPoster, box: SecretBox, policy: RetryPolicy, *,
+                 lease_seconds: float, clock: Callable[[], dt.datetime] = utcnow,
+                 rng: random.Random | None = None) -> None:
+        self._engine = engine
+        self._poster = poster
+        self._box = box
+        self._policy = policy
+        self._lease_seconds = lease_seconds
+        self._clock = clock
+        self._rng = rng or random.Random()
+
+    def claim(self, owner: str, limit: int) -> list[DueDelivery]:
+        with self._engine.begin() as conn:
+            rows = LEASE.claim(conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit,
+                               where=(IS_TASK_HEAD, IS_ACTIVE),
+                               returning=(M.id, M.subscription_pk, M.body, M.attempts))
+            subs = self._targets(conn, {row.subscription_pk for row in rows})
+        return [self._due(row, subs[row.subscription_pk]) for row in rows]
+
+    def perform(self, item: DueDelivery) -> DeliveryOutcome:
+        return self._poster.post(item)
+
+    def record(self, owner: str, outcomes: Sequence[DeliveryOutcome]) -> int:
+        now = self._clock()
+        with self._engine.begin() as conn:
+            held = LEASE.hold(conn, [o.pk for o in outcomes], owner=owner, now=now, seconds=self._lease_seconds,
+                              returning=(M.attempts, M.subscription_pk))
+            kept = [o for o in outcomes if o.pk in held]
+            if not kept:
+                return 0
+            writes = [self._message_values(o, held[o.pk], now) for o in kept]
+            conn.execute(_WRITE, writes)
+            conn.execute(insert(RelayAttempt), [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
+            gone = {held[o.pk].subscription_pk for o in kept if o.outcome == "gone"}
+            if gone:
+                conn.execute(update(S).where(S.pk.in_(gone), S.status == "active")
+                             .values(status="disabled", status_reason=GONE_REASON, updated_at=now))
+        return len(kept)
+
+    # -- internals ------------------------------------------------------------------------
+
+    @staticmethod
+    def _targets(conn: Any, pks: set[int]) -> dict[int, Row[Any]]:
+        if not pks:
+            return {}
+        rows = conn.execute(select(S.pk, S.id, S.target_url, S.target_secrets).where(S.pk.in_(pks)))
+        return {row.pk: row for row in rows}
+
+    def _due(self, row: Row[Any], sub: Row[Any]) -> DueDelivery:
+        secrets: dict[str, str] = {}
+        problem = None
+        if sub.target_secrets:
+            try:
+                secrets = self._box.open(sub.target_secrets, sub.id)
+            except SecretBoxError as error:
+                problem = str(error)  # never send without the client's credentials
+        return DueDelivery(row.pk, row.id, sub.target_url, row.body, row.attempts + 1,
+                           secrets.get("token"), secrets.get("authorization"), problem)
+
+    def _message_values(self, outcome: DeliveryOutcome, held: Row[Any], now: dt.datetime) -> dict[str, Any]:
+        attempts = held.attempts + 1
+        values = {"b_pk": outcome.pk, "b_attempts": attempts, "b_at": outcome.started_at,
+                  "b_status": outcome.http_status, "b_error": outcome.error, "b_due": None, "b_finished": now}
+        if outcome.outcome == "delivered":
+            return {**values, "b_state": "delivered"}
+        delay = None if outcome.outcome == "gone" else self._policy.next_delay(attempts, outcome.retry_after, self._rng)
+        if delay is None:
+            return {**values, "b_state": "dead"}
+        return {**values, "b_state": "pending", "b_due": now + dt.timedelta(seconds=delay), "b_finished": None}
+
+
+def _attempt_row(outcome: DeliveryOutcome, write: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "message_pk": outcome.pk, "attempt": write["b_attempts"], "started_at": outcome.started_at,
+        "outcome": outcome.outcome, "http_status": outcome.http_status, "latency_ms": outcome.latency_ms,
+        "error": outcome.error, "response": outcome.response, "next_attempt_at": write["b_due"],
+    }

@@ -1,0 +1,110 @@
+"""Fixtures of the relay tests: a client with the `relay` scope, agents that push, the client's
+webhook receiver, and relay services on a clock the test moves."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from registry.container import Services
+from registry.relay.webhook_signer import derived_webhook_key
+from registry.relay.wiring import build_relay, safe_jwks_fetch
+from registry.settings import RelaySettings
+from signing import public_jwks
+from tests.support.cards import make_card
+from tests.support.jobs import FakeClock
+from tests.support.webhooks import WebhookReceiver
+
+CARD_PATH = "/.well-known/agent-card.json"
+
+
+class Ticker:
+    """A monotonic clock tests move by hand (rate limits)."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def relay_settings() -> RelaySettings:
+    """Fast, deterministic timing: short timeouts, no jitter, a short schedule."""
+    return RelaySettings(retry_schedule=(0.0, 5.0, 300.0), jitter=0.0, timeout=1.0, connect_timeout=1.0,
+                         lease_seconds=30.0, rate=5.0, burst=5, token_grace=600.0)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def ticker() -> Ticker:
+    return Ticker()
+
+
+@pytest.fixture
+def relay(services: Services, relay_settings: RelaySettings, clock: FakeClock, ticker: Ticker) -> Iterator[Any]:
+    """The relay rebuilt on the test's clocks and settings, swapped into the services the app uses."""
+    settings = dataclasses.replace(services.settings, relay=relay_settings)
+    key = derived_webhook_key(settings.secret_key)
+    rebuilt = build_relay(settings, services.engine, services.sessions, jwks_fetch=safe_jwks_fetch(services.http),
+                          webhook_key=lambda: key, jwks=lambda: public_jwks([key]), clock=clock, monotonic=ticker,
+                          rng=random.Random(7))
+    original, services.relay = services.relay, rebuilt
+    services.settings = settings
+    yield rebuilt
+    services.relay = original
+    rebuilt.close()
+
+
+@pytest.fixture
+def relay_auth(services: Services) -> dict[str, str]:
+    return {"Authorization": f"Bearer {services.tokens.create('client', ['relay']).token}"}
+
+
+@pytest.fixture
+def receiver() -> Iterator[WebhookReceiver]:
+    server = WebhookReceiver()
+    yield server
+    server.close()
+
+
+def register_agent(client: Any, auth: dict[str, str], card_server: Any, *, push: bool = True, name: str = "Pusher") -> str:
+    card = make_card(name, url=card_server.url("/a2a"), push=push)
+    card_url = card_server.serve_json(f"/{name.lower()}{CARD_PATH}", card)
+    response = client.post("/v1/agents", json={"card": card, "cardUrl": card_url}, headers=auth)
+    assert response.status_code == 201, response.json
+    return str(response.json["id"])
+
+
+@pytest.fixture
+def push_agent(client: Any, auth: dict[str, str], card_server: Any) -> str:
+    return register_agent(client, auth, card_server)
+
+
+def subscribe(client: Any, relay_auth: dict[str, str], agent_id: str, target: str, **fields: Any) -> dict[str, Any]:
+    response = client.post("/v1/relay/subscriptions", json={"agentId": agent_id, "targetUrl": target, **fields},
+                           headers=relay_auth)
+    assert response.status_code == 201, response.json
+    return dict(response.json)
+
+
+def push(client: Any, subscription: dict[str, Any], body: Any, *, token: str | None = None,
+         header: str = "X-A2A-Notification-Token", **headers: str) -> Any:
+    """POST a notification to the relay as an agent would."""
+    secret = subscription["relayToken"] if token is None else token
+    value = f"Bearer {secret}" if header == "Authorization" else secret
+    path = subscription["relayUrl"].split("://", 1)[1].split("/", 1)[1]
+    return client.post("/" + path, json=body, headers={header: value, **headers})
+
+
+def status_update(task_id: str, state: str = "TASK_STATE_WORKING") -> dict[str, Any]:
+    """A v1.0 StreamResponse with a TaskStatusUpdateEvent."""
+    return {"statusUpdate": {"taskId": task_id, "contextId": "ctx-1", "status": {"state": state}}}
