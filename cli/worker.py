@@ -16,7 +16,8 @@ import click
 from cli.exits import reports_errors
 from cli.server import _prepare_schema, _settings
 
-JOB_CHOICES = ("health-probe", "recrawl", "prune-health-checks")  # registry.jobs.schedule.JOB_NAMES
+JOB_CHOICES = ("health-probe", "recrawl", "prune-health-checks", "relay-delivery",
+               "prune-relay-messages")  # registry.jobs.schedule.JOB_NAMES
 
 
 @click.command()

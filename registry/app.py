@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from registry.api import agents, catalog, health
+from registry.api import agents, catalog, health, relay
 from registry.api.errors import register_error_handlers
 from registry.container import Services, build_services
 from registry.settings import Settings
@@ -39,3 +39,5 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(agents.bp)
     app.register_blueprint(catalog.bp)
     app.register_blueprint(health.bp)
+    app.register_blueprint(relay.bp)
+    app.register_blueprint(relay.ingress_bp)

@@ -9,6 +9,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from registry.db import make_engine, make_session_factory
 from registry.outbound import OutboundPolicy, SafeHttpClient
+from registry.relay.webhook_signer import derived_webhook_key
+from registry.relay.wiring import RelayServices, build_relay, safe_jwks_fetch
 from registry.services.card_fetcher import CardFetcher
 from registry.services.catalog import CatalogService
 from registry.services.crawler import CrawlPolicy, CrawlService
@@ -19,6 +21,7 @@ from registry.services.health_state import HealthPolicy
 from registry.services.tokens import TokenService
 from registry.settings import Settings
 from registry.validation import CardLimits
+from signing import public_jwks
 
 
 @dataclasses.dataclass
@@ -33,8 +36,10 @@ class Services:
     discovery: DiscoveryService
     health: HealthService
     crawler: CrawlService
+    relay: RelayServices
 
     def close(self) -> None:
+        self.relay.close()
         self.engine.dispose()
 
 
@@ -73,6 +78,14 @@ def crawl_service(settings: Settings, engine: Engine, fetcher: CardFetcher, cata
     return CrawlService(engine, fetcher, catalog, policy, lease_seconds=worker.lease_seconds)
 
 
+def relay_services(settings: Settings, engine: Engine, sessions: sessionmaker[Session], http: SafeHttpClient) -> RelayServices:
+    # PLACEHOLDER until the registry key service (issue 4) is wired here: webhooks are signed with
+    # an Ed25519 key derived from AGENTDEX_SECRET_KEY and published at /v1/relay/jwks.json.
+    key = derived_webhook_key(settings.secret_key)
+    return build_relay(settings, engine, sessions, jwks_fetch=safe_jwks_fetch(http), webhook_key=lambda: key,
+                       jwks=lambda: public_jwks([key]))
+
+
 def build_services(settings: Settings) -> Services:
     engine = make_engine(settings.database_url)
     sessions = make_session_factory(engine)
@@ -91,4 +104,5 @@ def build_services(settings: Settings) -> Services:
         discovery=DiscoveryService(sessions, hide_dead_after=settings.worker.hide_dead_after),
         health=health_service(settings, engine, http),
         crawler=crawl_service(settings, engine, fetcher, catalog),
+        relay=relay_services(settings, engine, sessions, http),
     )

@@ -21,6 +21,8 @@ STATUS_BY_ERROR: dict[type[errors.RegistryError], int] = {
     errors.NotFound: 404,
     errors.Conflict: 409,
     errors.PayloadTooLarge: 413,
+    errors.UnsupportedMediaType: 415,
+    errors.TooManyRequests: 429,
     errors.InvalidRequest: 422,
     errors.InvalidCard: 422,
     errors.OutboundRefused: 422,
@@ -34,6 +36,8 @@ def error_response(status: int, code: str, message: str, details: dict[str, Any]
     response.status_code = status
     if status == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="agentdex"'
+    if status == 429 and details and "retryAfter" in details:
+        response.headers["Retry-After"] = str(details["retryAfter"])
     return response
 
 

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 HEALTH_PROBE = "health-probe"
 RECRAWL = "recrawl"
 PRUNE_HEALTH_CHECKS = "prune-health-checks"
-JOB_NAMES = (HEALTH_PROBE, RECRAWL, PRUNE_HEALTH_CHECKS)
+RELAY_DELIVERY = "relay-delivery"  # registry.relay.job.RELAY_DELIVERY
+PRUNE_RELAY_MESSAGES = "prune-relay-messages"
+JOB_NAMES = (HEALTH_PROBE, RECRAWL, PRUNE_HEALTH_CHECKS, RELAY_DELIVERY, PRUNE_RELAY_MESSAGES)
 PRUNE_EVERY = 600.0
 
 
@@ -24,4 +26,6 @@ def scheduled_jobs(services: Services) -> list[Job]:
         LeasedJob(HEALTH_PROBE, worker.tick, services.health, batch=worker.threads),
         LeasedJob(RECRAWL, worker.tick, services.crawler, batch=worker.threads),
         PeriodicJob(PRUNE_HEALTH_CHECKS, PRUNE_EVERY, services.health.prune),
+        services.relay.delivery_job(services.settings),
+        PeriodicJob(PRUNE_RELAY_MESSAGES, PRUNE_EVERY, services.relay.operations.prune),
     ]
