@@ -53,8 +53,9 @@ def _compile_node(schema: Any, compiled: dict[int, Check | None]) -> Check | Non
         return _accept_anything
     if not isinstance(schema, dict) or not schema.keys() <= _FAST_KEYWORDS:
         return None
-    if schema.get("type") == "object" and schema.keys() <= _OBJECT_KEYWORDS:
-        return _object_check(schema, compiled)  # the common shape, in one function
+    shape = _common_shape(schema, compiled)  # the common shapes get one function each
+    if shape is not None:
+        return shape
     parts: list[Check] = []
     for keyword, value in schema.items():
         if keyword == "format":  # an annotation: jsonschema asserts it only with a format checker
@@ -64,6 +65,17 @@ def _compile_node(schema: Any, compiled: dict[int, Check | None]) -> Check | Non
             return None
         parts.append(part)
     return parts[0] if len(parts) == 1 else _all_of(parts)
+
+
+def _common_shape(schema: dict[str, Any], compiled: dict[int, Check | None]) -> Check | None:
+    kind, keywords = schema.get("type"), schema.keys() - {"format"}
+    if kind == "object" and keywords <= _OBJECT_KEYWORDS:
+        return _object_check(schema, compiled)
+    if kind == "array" and keywords == {"type", "items"} and isinstance(schema["items"], dict):
+        return _items_check(schema["items"], schema, compiled, lists_only=True)
+    if kind == "string" and keywords in ({"type", "enum"}, {"type", "const"}):
+        return _enum_check(schema.get("enum", [schema.get("const")]), schema, compiled)  # requires a string
+    return None
 
 
 def _accept_anything(value: Any) -> bool:
@@ -162,25 +174,28 @@ def _additional_check(additional: Any, schema: Any, compiled: dict[int, Check | 
     return check
 
 
-def _items_check(items: Any, schema: Any, compiled: dict[int, Check | None]) -> Check | None:
+def _items_check(items: Any, schema: Any, compiled: dict[int, Check | None], lists_only: bool = False) -> Check | None:
+    """`items`; with `lists_only` also `type: array` (anything but a list fails)."""
     item_test = _member_test(items, compiled) if isinstance(items, dict) else None
     if item_test is None:
         return None
     if type(item_test) is type:  # lists of strings are most of a card
         def check_typed(value: Any) -> bool:
-            if isinstance(value, list):
-                for item in value:
-                    if not isinstance(item, item_test):  # type: ignore[arg-type]
-                        return False
+            if not isinstance(value, list):
+                return not lists_only
+            for item in value:
+                if not isinstance(item, item_test):  # type: ignore[arg-type]
+                    return False
             return True
 
         return check_typed
 
     def check(value: Any) -> bool:
-        if isinstance(value, list):
-            for item in value:
-                if not item_test(item):  # type: ignore[operator]
-                    return False
+        if not isinstance(value, list):
+            return not lists_only
+        for item in value:
+            if not item_test(item):  # type: ignore[operator]
+                return False
         return True
 
     return check
