@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from registry.api import agents, catalog, health, relay
+from registry.api import agents, catalog, health, relay, trust, wellknown
 from registry.api.errors import register_error_handlers
 from registry.container import Services, build_services
 from registry.settings import Settings
@@ -39,5 +39,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(agents.bp)
     app.register_blueprint(catalog.bp)
     app.register_blueprint(health.bp)
+    app.register_blueprint(trust.bp)
+    app.register_blueprint(wellknown.bp)
     app.register_blueprint(relay.bp)
     app.register_blueprint(relay.ingress_bp)

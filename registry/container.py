@@ -18,7 +18,15 @@ from registry.services.discovery import DiscoveryService
 from registry.services.health import HealthService
 from registry.services.health_probe import HealthProbe
 from registry.services.health_state import HealthPolicy
+from registry.services.jwks_fetcher import SafeJwksFetcher
+from registry.services.key_sealing import KeySealer
+from registry.services.registry_card import RegistryCard
+from registry.services.registry_keys import RegistryKeys
 from registry.services.tokens import TokenService
+from registry.services.trust import TrustService
+from registry.services.trust_endorse import Endorser
+from registry.services.trust_keys import KeyPolicy, OwnerKeys
+from registry.services.trust_reads import TrustReads
 from registry.settings import Settings
 from registry.validation import CardLimits
 from signing import public_jwks
@@ -36,6 +44,10 @@ class Services:
     discovery: DiscoveryService
     health: HealthService
     crawler: CrawlService
+    registry_keys: RegistryKeys
+    registry_card: RegistryCard
+    trust: TrustService
+    trust_reads: TrustReads
     relay: RelayServices
 
     def close(self) -> None:
@@ -86,13 +98,34 @@ def relay_services(settings: Settings, engine: Engine, sessions: sessionmaker[Se
                        jwks=lambda: public_jwks([key]))
 
 
+def trust_service(settings: Settings, engine: Engine, sessions: sessionmaker[Session], http: SafeHttpClient,
+                  keys: RegistryKeys) -> TrustService:
+    from signing import JwksCache, UnsafeHttpAnyHost, parse_jwks
+
+    trust = settings.trust
+    fetcher = SafeJwksFetcher(http, max_bytes=trust.jwks_max_bytes, timeout=trust.jwks_timeout)
+    owner_keys = OwnerKeys(sessions)
+    policy = KeyPolicy(
+        owner_keys, JwksCache(fetcher, ttl=trust.jwks_ttl, min_refresh=trust.jwks_min_refresh),
+        trust_store=parse_jwks(trust.trusted_jwks) if trust.trusted_jwks else None, jku_origins=trust.jku_origins,
+        # Plain-http key URLs only where the operator allowed plain http at all; the outbound
+        # client still refuses private addresses unless their network is allowlisted.
+        unsafe=UnsafeHttpAnyHost() if settings.allow_http else None,
+    )
+    endorser = Endorser(keys, alg=trust.endorsement_alg, public_url=settings.public_url)
+    return TrustService(engine, policy, owner_keys, endorser, require_signatures=trust.require_signatures)
+
+
 def build_services(settings: Settings) -> Services:
     engine = make_engine(settings.database_url)
     sessions = make_session_factory(engine)
     http = SafeHttpClient(outbound_policy(settings))
     limits = card_limits(settings)
     fetcher = CardFetcher(http, max_card_bytes=settings.max_card_bytes)
-    catalog = CatalogService(sessions, fetcher, limits)
+    keys = RegistryKeys(sessions, KeySealer(settings.secret_key), grace=settings.trust.key_grace,
+                        key_dir=settings.trust.key_dir)
+    trust = trust_service(settings, engine, sessions, http, keys)
+    catalog = CatalogService(sessions, fetcher, limits, trust=trust)
     return Services(
         settings=settings,
         engine=engine,
@@ -104,5 +137,9 @@ def build_services(settings: Settings) -> Services:
         discovery=DiscoveryService(sessions, hide_dead_after=settings.worker.hide_dead_after),
         health=health_service(settings, engine, http),
         crawler=crawl_service(settings, engine, fetcher, catalog),
+        registry_keys=keys,
+        registry_card=RegistryCard(keys, alg=settings.trust.endorsement_alg),
+        trust=trust,
+        trust_reads=TrustReads(engine, trust.endorser, require_signatures=settings.trust.require_signatures),
         relay=relay_services(settings, engine, sessions, http),
     )

@@ -18,14 +18,15 @@ from registry.api.requests import (
     refuse_unknown,
     string_field,
 )
+from registry.api.trust import endorsed_card_response
 from registry.errors import BadRequest, InvalidRequest
-from registry.services.discovery import CAPABILITIES, HEALTH_FILTERS, STATUS_FILTERS, AgentQuery
+from registry.services.discovery import CAPABILITIES, HEALTH_FILTERS, SIGNATURE_FILTERS, STATUS_FILTERS, AgentQuery
 
 bp = Blueprint("agents", __name__, url_prefix="/v1/agents")
 
 SEARCH_PARAMS = {
     "tag", "match", "q", "skill", "inputMode", "outputMode", "capability",
-    "protocolVersion", "status", "updatedSince", "health", "includeDead", "limit", "cursor",
+    "protocolVersion", "status", "updatedSince", "health", "includeDead", "signature", "limit", "cursor",
 }
 
 
@@ -41,16 +42,17 @@ def _agent_response(agent_id: str) -> Response:
 @requires("agents:write")
 def register() -> Response:
     body = json_object()
-    refuse_unknown(body, {"url", "card", "cardUrl"}, "fields")
+    refuse_unknown(body, {"url", "card", "cardUrl", "jwksUrl"}, "fields")
     actor = current_actor()
+    jwks_url = string_field(body, "jwksUrl")  # the agent's own JWKS (issue 4: key source 1)
     if "card" in body:
         if not isinstance(body["card"], dict):
             raise InvalidRequest("card must be a JSON object (the Agent Card)")
         card_url = string_field(body, "cardUrl", required=True)
-        snapshot = _services().catalog.register_card(actor, body["card"], card_url or "")
+        snapshot = _services().catalog.register_card(actor, body["card"], card_url or "", jwks_url=jwks_url)
     else:
         url = string_field(body, "url", required=True)
-        snapshot = _services().catalog.register_from_url(actor, url or "")
+        snapshot = _services().catalog.register_from_url(actor, url or "", jwks_url=jwks_url)
     response = jsonify(agent_json(snapshot.agent))
     response.status_code = 201
     response.headers["Location"] = url_for("agents.get_agent", agent_id=snapshot.agent.id)
@@ -99,6 +101,7 @@ def search() -> Response:
         updated_since=query_time("updatedSince"),
         health=query_choice("health", HEALTH_FILTERS),
         include_dead=query_choice("includeDead", ("true", "false"), "false") == "true",
+        signature=query_choice("signature", SIGNATURE_FILTERS),
         limit=query_int("limit", 50, 1, _services().settings.page_limit_max),
         cursor=request.args.get("cursor"),
     )
@@ -114,8 +117,10 @@ def get_agent(agent_id: str) -> Response:
 
 @bp.get("/<agent_id>/card")
 def get_card(agent_id: str) -> Response:
-    refuse_unknown(request.args.keys(), {"version"}, "query parameters")
+    refuse_unknown(request.args.keys(), {"version", "endorsed"}, "query parameters")
     version = query_int("version", 0, 1, 1_000_000_000) or None
+    if query_choice("endorsed", ("true", "false"), "false") == "true":
+        return endorsed_card_response(_services().trust_reads.endorsed_card(agent_id, version, request.host_url))
     card = _services().discovery.card(agent_id, version)
     response = Response(card.raw, mimetype="application/json")
     response.headers["ETag"] = f'"{card.sha256}"'
@@ -153,12 +158,15 @@ def refresh(agent_id: str) -> Response:
 @requires("agents:write")
 def update_status(agent_id: str) -> Response:
     body = json_object()
-    refuse_unknown(body, {"status", "statusMessage"}, "fields")
+    refuse_unknown(body, {"status", "statusMessage", "jwksUrl"}, "fields")
     if not body:
-        raise InvalidRequest("send status and/or statusMessage")
-    _services().catalog.update_status(
-        current_actor(), agent_id, string_field(body, "status"), string_field(body, "statusMessage")
-    )
+        raise InvalidRequest("send status, statusMessage and/or jwksUrl")
+    if "jwksUrl" in body:  # null clears it; the current card is verified again either way
+        _services().trust.set_jwks_url(current_actor(), agent_id, string_field(body, "jwksUrl") or None)
+    if body.keys() & {"status", "statusMessage"}:
+        _services().catalog.update_status(
+            current_actor(), agent_id, string_field(body, "status"), string_field(body, "statusMessage")
+        )
     return _agent_response(agent_id)
 
 

@@ -25,6 +25,8 @@ STATUS_BY_ERROR: dict[type[errors.RegistryError], int] = {
     errors.TooManyRequests: 429,
     errors.InvalidRequest: 422,
     errors.InvalidCard: 422,
+    errors.SignatureRequired: 422,
+    errors.RegistryKeyUnavailable: 503,
     errors.OutboundRefused: 422,
     errors.AgentUnreachable: 502,
     errors.AgentTimeout: 504,

@@ -24,6 +24,18 @@ def live_fields(agent: Any) -> dict[str, Any]:
         "createdAt": _time(agent.created_at),
         "updatedAt": _time(agent.updated_at),
         "health": health_json(agent),
+        "signature": signature_json(agent),
+        "jwksUrl": agent.jwks_url,
+    }
+
+
+def signature_json(agent: Any) -> dict[str, Any]:
+    """The current card's signature state (issue 4): verified, invalid, unverifiable or unsigned,
+    the kids of the signatures that verified, and when."""
+    return {
+        "state": agent.signature_state,
+        "kids": list(agent.signature_kids or []),
+        "checkedAt": _time(agent.signature_checked_at),
     }
 
 

@@ -15,14 +15,25 @@ from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry.errors import Conflict, Forbidden, InvalidCard, InvalidRequest, NotFound, PayloadTooLarge
+from registry.errors import (
+    Conflict,
+    Forbidden,
+    InvalidCard,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    SignatureRequired,
+)
 from registry.models import Agent, AgentCard, AuditEntry
 from registry.models.types import utcnow
 from registry.services.card_fetcher import CardFetcher, FetchedCard, NotModified
 from registry.services.card_urls import canonical_card_url
-from registry.services.catalog_index import CardRecord, CatalogWriter, agent_values, card_values
+from registry.services.catalog_index import CardRecord, CatalogWriter, agent_values
 from registry.services.group_commit import GroupCommitter
 from registry.services.tokens import Actor
+from registry.services.trust import TrustService
+from registry.services.trust_keys import KeyScope
+from registry.services.trust_rows import refresh_current_trust
 from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
@@ -61,8 +72,10 @@ class CatalogService:
         *,
         clock: Callable[[], dt.datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        trust: TrustService | None = None,
     ) -> None:
         self._sessions = sessions
+        self._trust = trust
         self._fetcher = fetcher
         self._limits = limits
         self._clock = clock
@@ -75,29 +88,34 @@ class CatalogService:
 
     # -- registration ---------------------------------------------------------------------
 
-    def register_from_url(self, actor: Actor, url: str) -> AgentSnapshot:
-        """Discover, fetch, validate and store an agent. Returns it as stored.
+    def register_from_url(self, actor: Actor, url: str, jwks_url: str | None = None) -> AgentSnapshot:
+        """Discover, fetch, validate, verify and store an agent. Returns it as stored.
 
-        Raises InvalidRequest, Conflict, InvalidCard and the fetcher's errors.
+        Raises InvalidRequest, Conflict, InvalidCard, SignatureRequired and the fetcher's errors.
         """
         self._refuse_known_url(canonical_card_url(url))
+        scope = self._new_scope(actor, jwks_url)
         fetched = self._fetcher.discover(url)
-        record = self._record_from_fetch(fetched, canonical_card_url(fetched.card_url))
-        return self._insert_one(actor, record)
+        record = self._record_from_fetch(fetched, canonical_card_url(fetched.card_url), scope)
+        return self._insert_one(actor, record, scope)
 
-    def register_card(self, actor: Actor, card: object, card_url: str, raw: bytes | None = None) -> AgentSnapshot:
-        """Store an uploaded card (source `pushed`). Raises InvalidRequest, Conflict, InvalidCard."""
-        record = self._record(card, raw, canonical_card_url(card_url), source="pushed")
-        return self._insert_one(actor, record)
+    def register_card(self, actor: Actor, card: object, card_url: str, raw: bytes | None = None,
+                      jwks_url: str | None = None) -> AgentSnapshot:
+        """Store an uploaded card (source `pushed`). Raises InvalidRequest, Conflict, InvalidCard,
+        SignatureRequired."""
+        scope = self._new_scope(actor, jwks_url)
+        record = self._record(card, raw, canonical_card_url(card_url), source="pushed", scope=scope)
+        return self._insert_one(actor, record, scope)
 
     def import_cards(self, actor: Actor, items: list[Any]) -> list[ImportOutcome]:
         """Register many uploaded cards at once; each item succeeds or fails on its own."""
         outcomes: list[ImportOutcome] = []
         batch: list[tuple[int, CardRecord]] = []
+        scope = self._new_scope(actor, None)
         for index, item in enumerate(items):
             try:
-                batch.append((index, self._import_record(item)))
-            except (InvalidRequest, InvalidCard, PayloadTooLarge) as error:
+                batch.append((index, self._import_record(item, scope)))
+            except (InvalidRequest, InvalidCard, PayloadTooLarge, SignatureRequired) as error:
                 outcomes.append(ImportOutcome(index, error=_error_dict(error)))
         outcomes.extend(self._insert_batch(actor, batch))
         return sorted(outcomes, key=lambda o: o.index)
@@ -107,7 +125,7 @@ class CatalogService:
     def replace_card(self, actor: Actor, agent_id: str, card: object, raw: bytes | None = None) -> bool:
         """Store a pushed card as the agent's new version. Returns False when nothing changed."""
         agent = self._owned(actor, agent_id)
-        record = self._record(card, raw, agent.card_url, source="pushed")
+        record = self._record(card, raw, agent.card_url, source="pushed", scope=self._scope_of(agent))
         return self._new_version(actor, agent.pk, record, "card.replace")
 
     def refresh(self, actor: Actor, agent_id: str) -> bool:
@@ -116,7 +134,7 @@ class CatalogService:
         fetched = self._fetcher.fetch(agent.card_url)
         if isinstance(fetched, NotModified):
             return False
-        record = self._record_from_fetch(fetched, agent.card_url)
+        record = self._record_from_fetch(fetched, agent.card_url, self._scope_of(agent))
         return self._new_version(actor, agent.pk, record, "card.refresh")
 
     def update_status(self, actor: Actor, agent_id: str, status: str | None, message: str | None) -> None:
@@ -145,7 +163,10 @@ class CatalogService:
 
     # -- internals ------------------------------------------------------------------------
 
-    def _record(self, card: object, raw: bytes | None, card_url: str, *, source: str) -> CardRecord:
+    def _record(
+        self, card: object, raw: bytes | None, card_url: str, *, source: str, scope: KeyScope | None,
+        fetched: FetchedCard | None = None, enforce: bool = True,
+    ) -> CardRecord:
         if raw is None:
             raw = json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         if len(raw) > self._limits.max_card_bytes:
@@ -160,66 +181,91 @@ class CatalogService:
                 {"issues": [issue.to_dict() for issue in report.issues], "protocolVersion": report.protocol_version},
             )
         assert isinstance(card, dict)  # a valid card is always an object
-        return CardRecord(
+        record = CardRecord(
             card=card, raw=raw, card_url=card_url, source=source, report=report,
             summary=summarize_card(card), fetched_at=self._clock(),
         )
+        if fetched is not None:
+            record = dataclasses.replace(
+                record, fetched_from=fetched.card_url, etag=fetched.etag,
+                last_modified=fetched.last_modified, fetched_at=fetched.fetched_at,
+            )
+        return self._verified(record, scope, enforce=enforce)
 
-    def _record_from_fetch(self, fetched: FetchedCard, card_url: str) -> CardRecord:
-        record = self._record(fetched.card, fetched.body, card_url, source="crawled")
-        return dataclasses.replace(
-            record, fetched_from=fetched.card_url, etag=fetched.etag,
-            last_modified=fetched.last_modified, fetched_at=fetched.fetched_at,
-        )
+    def _verified(self, record: CardRecord, scope: KeyScope | None, *, enforce: bool) -> CardRecord:
+        """Issue 4: every card version is verified, and endorsed if it validated, before the
+        transaction that stores it (JWKS fetches are network I/O)."""
+        if self._trust is None or scope is None:
+            return record
+        trust = self._trust.assess(record, scope, endorse=record.report.valid)
+        if enforce:
+            self._trust.require(trust)
+        return dataclasses.replace(record, trust=trust)
+
+    def _new_scope(self, actor: Actor, jwks_url: str | None) -> KeyScope | None:
+        return self._trust.new_scope(actor, jwks_url) if self._trust else None
+
+    def _scope_of(self, agent: Agent) -> KeyScope | None:
+        return self._trust.scope_of(agent) if self._trust else None
+
+    def _record_from_fetch(self, fetched: FetchedCard, card_url: str, scope: KeyScope | None, *,
+                           enforce: bool = True) -> CardRecord:
+        return self._record(fetched.card, fetched.body, card_url, source="crawled", scope=scope, fetched=fetched,
+                            enforce=enforce)
 
     def crawled_record(self, fetched: FetchedCard, card_url: str) -> CardRecord:
         """A re-fetched card as a record, valid or not: the crawler keeps invalid cards as history.
 
         Raises PayloadTooLarge.
         """
+        scope = self._trust.scope_of_url(card_url) if self._trust else None
         try:
-            return self._record_from_fetch(fetched, card_url)
+            return self._record_from_fetch(fetched, card_url, scope, enforce=False)
         except InvalidCard:
             assert isinstance(fetched.card, dict)  # the fetcher only returns JSON objects
             report = validate_card(fetched.card, limits=self._limits, raw_size=len(fetched.body))
-            return CardRecord(
+            record = CardRecord(
                 card=fetched.card, raw=fetched.body, card_url=card_url, source="crawled", report=report,
                 summary=summarize_card(fetched.card), fetched_at=fetched.fetched_at,
                 fetched_from=fetched.card_url, etag=fetched.etag, last_modified=fetched.last_modified,
             )
+            return self._verified(record, scope, enforce=False)
 
     def store_crawled(self, conn: Connection, agent_pk: int, record: CardRecord) -> str:
         """Store a re-crawled card in the caller's transaction: "changed" (now current),
         "unchanged", or "invalid" (kept as a non-current version with its issues, so the last
-        valid card stays current)."""
-        if record.report.valid:
-            return "changed" if self._write_version(conn, None, agent_pk, record, "card.recrawl") else "unchanged"
+        valid card stays current; so is a card without the valid signature the operator requires)."""
+        if record.accepted:
+            if self._write_version(conn, None, agent_pk, record, "card.recrawl"):
+                return "changed"
+            refresh_current_trust(conn, agent_pk, record.trust)  # e.g. its JWKS answers again
+            return "unchanged"
         latest = conn.scalar(
             select(AgentCard.sha256).where(AgentCard.agent_pk == agent_pk).order_by(AgentCard.version.desc()).limit(1)
         )
         if latest == record.sha256:
             return "unchanged"
         version = _next_version(conn, agent_pk)
-        conn.execute(insert(AgentCard), [{**card_values(record, agent_pk, version), "is_current": False}])
+        self._writer.insert_card(conn, record, agent_pk, version, current=False)
         agent_id = conn.scalar(select(Agent.id).where(Agent.pk == agent_pk))
         self._audit(conn, None, "card.recrawl.invalid", agent_id, {"version": version})
         return "invalid"
 
-    def _import_record(self, item: Any) -> CardRecord:
+    def _import_record(self, item: Any, scope: KeyScope | None) -> CardRecord:
         if not isinstance(item, dict) or not isinstance(item.get("card"), dict):
             raise InvalidRequest('each item needs {"card": {...}, "cardUrl": "..."}')
-        return self._record(item["card"], None, canonical_card_url(item.get("cardUrl", "")), source="pushed")
+        return self._record(item["card"], None, canonical_card_url(item.get("cardUrl", "")), source="pushed", scope=scope)
 
-    def _new_agent_columns(self, actor: Actor, record: CardRecord) -> dict[str, Any]:
+    def _new_agent_columns(self, actor: Actor, record: CardRecord, scope: KeyScope | None = None) -> dict[str, Any]:
         now = self._clock()
         return {
             **agent_values(record), "id": self._new_id(), "owner_id": actor.principal_id, "status": "active",
             "status_message": None, "card_version": 1, "created_at": now, "updated_at": now,
-            **NEW_AGENT_HEALTH,
+            "jwks_url": scope.jwks_url if scope else None, **NEW_AGENT_HEALTH,
         }
 
-    def _insert_one(self, actor: Actor, record: CardRecord) -> AgentSnapshot:
-        columns = self._new_agent_columns(actor, record)
+    def _insert_one(self, actor: Actor, record: CardRecord, scope: KeyScope | None = None) -> AgentSnapshot:
+        columns = self._new_agent_columns(actor, record, scope)
         try:
             self._committer.submit((actor, record, columns))
         except IntegrityError:
@@ -278,7 +324,7 @@ class CatalogService:
             return False
         version = _next_version(conn, agent_pk)  # after any invalid re-crawled version too
         conn.execute(update(AgentCard).where(AgentCard.agent_pk == agent_pk).values(is_current=False))
-        conn.execute(insert(AgentCard), [card_values(record, agent_pk, version)])
+        self._writer.insert_card(conn, record, agent_pk, version)
         values = self._writer.reindex(conn, agent_pk, record, current.status)
         conn.execute(
             update(Agent).where(Agent.pk == agent_pk)

@@ -15,6 +15,8 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, text, update
 
 from registry.models import Agent, AgentCard, AgentTerm
+from registry.services.trust_rows import SIGNATURE_TERM, write_trust
+from registry.services.trust_state import CardTrust
 from registry.validation import CardSummary, ValidationReport
 
 _SPACES = re.compile(r"\s+")
@@ -36,6 +38,12 @@ class CardRecord:
     fetched_from: str | None = None
     etag: str | None = None
     last_modified: str | None = None
+    trust: CardTrust | None = None  # its signature checks and endorsement (issue 4)
+
+    @property
+    def accepted(self) -> bool:
+        """Valid, and signed as the operator requires."""
+        return self.report.valid and (self.trust is None or self.trust.accepted)
 
     @functools.cached_property
     def sha256(self) -> str:
@@ -93,6 +101,7 @@ def agent_values(record: CardRecord) -> dict[str, Any]:
         "output_modes": _all_modes(summary, "output"),
         "tags": sorted({normalize_tag(t) for s in summary.skills for t in s.tags if normalize_tag(t)}),
         "card_sha256": record.sha256,
+        **(record.trust.agent_columns() if record.trust else {}),
     }
     values["profile"] = profile_json(summary, values)
     return values
@@ -167,6 +176,8 @@ def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> li
     terms.update(("cap", name) for name, on in values["capabilities"].items() if on)
     terms.update(("proto", v) for v in protocol_terms(values["protocol_versions"]))
     terms.add(("status", values["status"]))
+    if "signature_state" in values:
+        terms.add((SIGNATURE_TERM, values["signature_state"]))
     return [{"agent_pk": agent_pk, "kind": kind, "value": value[:500]} for kind, value in sorted(terms)]
 
 
@@ -229,8 +240,15 @@ class CatalogWriter:
         """Insert agents given (record, full agent columns); return their pks in order."""
         pks = [row.pk for row in conn.execute(AGENT_INSERT, [columns for _, columns in batch])]
         conn.execute(CARD_INSERT, [card_values(record, pk, 1) for (record, _), pk in zip(batch, pks)])
+        write_trust(conn, [(record.trust, pk, 1) for (record, _), pk in zip(batch, pks)])
         self._index(conn, [(pk, record.summary, columns) for pk, (record, columns) in zip(pks, batch)])
         return pks
+
+    @staticmethod
+    def insert_card(conn: Connection, record: CardRecord, agent_pk: int, version: int, *, current: bool = True) -> None:
+        """One more version of an agent's card, with its signature checks and endorsement."""
+        conn.execute(CARD_INSERT, [{**card_values(record, agent_pk, version), "is_current": current}])
+        write_trust(conn, [(record.trust, agent_pk, version)])
 
     def reindex(self, conn: Connection, agent_pk: int, record: CardRecord, status: str) -> dict[str, Any]:
         """Replace the terms and text of an agent with those of its new card."""

@@ -23,6 +23,7 @@ from registry.services.search_plan import SearchFilters, SearchPlanner, TermStat
 CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard")
 STATUS_FILTERS = ("active", "deprecated", "any")
 HEALTH_FILTERS = ("up", "degraded", "down", "unknown")
+SIGNATURE_FILTERS = ("verified", "invalid", "unverifiable", "unsigned")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +42,7 @@ class AgentQuery:
     updated_since: dt.datetime | None = None
     health: str | None = None
     include_dead: bool = False
+    signature: str | None = None
     limit: int = 50
     cursor: str | None = None
 
@@ -55,6 +57,8 @@ class AgentQuery:
         terms.extend(("cap", c) for c in self.capabilities)
         if self.protocol_version:
             terms.append(("proto", self.protocol_version.strip()))
+        if self.signature:
+            terms.append(("sig", self.signature))
         return list(dict.fromkeys(terms))
 
 
@@ -86,6 +90,7 @@ def decode_cursor(cursor: str | None) -> int:
 LISTING_COLUMNS = [Agent.__table__.c[name] for name in (
     "pk", "id", "card_url", "status", "status_message", "source", "card_version", "created_at", "updated_at",
     "profile", "health_state", "health_checked_at", "health_latency_ms", "health_reason", "health_uptime24h",
+    "signature_state", "signature_kids", "signature_checked_at", "jwks_url",
 )]
 
 
