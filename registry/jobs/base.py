@@ -73,10 +73,10 @@ class LeasedWork(Protocol[Item, Outcome]):
 class LeasedJob(Generic[Item, Outcome]):
     """A job that drains a `LeasedWork` queue through the worker's pool.
 
-    At most `batch` + `batch // 2` items are in flight, so an item waits in the pool for about
-    one item's duration and its lease (minutes) comfortably covers it. Outcomes are written
-    `batch` at a time. The run ends when nothing is due, or after a stop request once the
-    items already claimed are recorded.
+    At most 2 x `batch` items are in flight: the pool always has a batch queued while this
+    thread writes the last one, and an item waits in the pool for about one item's duration, far
+    less than its lease (minutes). Outcomes are written `batch` at a time. The run ends when
+    nothing is due, or after a stop request once the items already claimed are recorded.
     """
 
     def __init__(self, name: str, every: float, work: LeasedWork[Item, Outcome], batch: int = 32) -> None:
@@ -91,7 +91,7 @@ class LeasedJob(Generic[Item, Outcome]):
         outcomes: list[Outcome] = []
         exhausted = False
         while True:
-            if not exhausted and len(in_flight) <= self._batch // 2 and not ctx.stopping.is_set():
+            if not exhausted and len(in_flight) <= self._batch and not ctx.stopping.is_set():
                 exhausted = not self._claim_more(ctx, in_flight, report)
             if not in_flight:
                 break

@@ -23,8 +23,8 @@ def scheduled_jobs(services: Services) -> list[Job]:
     """Every job the worker runs, built from the wired services."""
     worker = services.settings.worker
     return [
-        LeasedJob(HEALTH_PROBE, worker.tick, services.health, batch=worker.threads),
-        LeasedJob(RECRAWL, worker.tick, services.crawler, batch=worker.threads),
+        LeasedJob(HEALTH_PROBE, worker.tick, services.health, batch=2 * worker.threads),
+        LeasedJob(RECRAWL, worker.tick, services.crawler, batch=2 * worker.threads),
         PeriodicJob(PRUNE_HEALTH_CHECKS, PRUNE_EVERY, services.health.prune),
         services.relay.delivery_job(services.settings),
         PeriodicJob(PRUNE_RELAY_MESSAGES, PRUNE_EVERY, services.relay.operations.prune),

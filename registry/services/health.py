@@ -155,23 +155,26 @@ class HealthService:
     # -- internals ------------------------------------------------------------------------
 
     def _agent_values(self, probe_round: ProbeRound, previous: Row[Any], now: dt.datetime) -> dict[str, Any]:
-        before = Health(previous.health_state, previous.health_since, previous.health_successes,
-                        previous.health_failures, tuple(tuple(b) for b in previous.health_window or ()))
-        if probe_round.results:
-            result = round_outcome(probe_round.results)
-            health = next_health(before, result, now, self._policy)
-        else:  # nothing we can probe without creating work (no JSON-RPC interface)
-            result = RoundOutcome("unknown", "noJsonRpcInterface", None)
-            health = Health("unknown", before.since if before.state == "unknown" else now, 0, 0, before.window)
+        result, health, checked = self._rollup(probe_round, previous, now)
         delay = next_probe_delay(health, self._policy, self._rng)
         return {
             "b_pk": probe_round.pk, "b_state": health.state, "b_since": health.since,
             "b_successes": health.successes, "b_failures": health.failures,
-            "b_window": [list(bucket) for bucket in health.window], "b_uptime": uptime(health.window, now),
-            "b_checked": now, "b_latency": result.latency_ms, "b_reason": result.reason,
-            "b_next": now + dt.timedelta(seconds=delay),
+            "b_window": [list(bucket) for bucket in health.window], "b_uptime": uptime(health.window, checked),
+            "b_checked": checked, "b_latency": result.latency_ms, "b_reason": result.reason,
+            "b_next": checked + dt.timedelta(seconds=delay),
         }
 
+    def _rollup(self, probe_round: ProbeRound, previous: Row[Any], now: dt.datetime) -> tuple[RoundOutcome, Health, dt.datetime]:
+        """The round's outcome, the agent's new health, and when the agent was last asked."""
+        before = Health(previous.health_state, previous.health_since, previous.health_successes,
+                        previous.health_failures, tuple(tuple(b) for b in previous.health_window or ()))
+        if not probe_round.results:  # nothing we can probe without creating work (no JSON-RPC interface)
+            since = before.since if before.state == "unknown" and before.since else now
+            return RoundOutcome("unknown", "noJsonRpcInterface", None), Health("unknown", since, 0, 0, before.window), now
+        result = round_outcome(probe_round.results)
+        checked = max(r.checked_at for r in probe_round.results)
+        return result, next_health(before, result, checked, self._policy), checked
 
 
 def _check_row(agent_pk: int, result: ProbeResult) -> dict[str, Any]:
