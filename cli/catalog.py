@@ -36,7 +36,8 @@ def _show_agent(agent: dict[str, Any]) -> None:
         click.echo(f"  interface: {interface.get('protocolBinding')} {interface.get('url')}")
     if "signature" in agent:
         sig = agent["signature"] or {}
-        click.echo(f"  signature: {sig.get('state', '-')} {' '.join(sig.get('kids') or [])}")
+        checked = f"  (checked {sig['checkedAt']})" if sig.get("checkedAt") else ""
+        click.echo(f"  signature: {sig.get('state', '-')} {' '.join(sig.get('kids') or [])}{checked}")
     if "health" in agent:
         health = agent["health"] or {}
         click.echo(f"  health:    {health.get('state', '-')} {health.get('reason') or ''}")
@@ -70,6 +71,9 @@ def register(url: str, registry: str, token: str | None, as_json: bool) -> None:
 @click.option("--health", default=None, type=click.Choice(["up", "degraded", "down", "unknown"]),
               help="Only agents in this health state.")
 @click.option("--include-dead", is_flag=True, help="Also agents hidden for being down too long.")
+@click.option("--verified", is_flag=True, help="Only agents whose card signature verified.")
+@click.option("--signature", default=None, type=click.Choice(["verified", "invalid", "unverifiable", "unsigned"]),
+              help="Only agents in this signature state.")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
 @click.option("--cursor", default=None, help="Continue from a previous page.")
 @registry_option
@@ -77,12 +81,16 @@ def register(url: str, registry: str, token: str | None, as_json: bool) -> None:
 @reports_errors
 def search(tags: tuple[str, ...], match_any: bool, text: str | None, skill: str | None, input_mode: str | None,
            output_mode: str | None, capabilities: tuple[str, ...], status: str | None, health: str | None,
-           include_dead: bool, limit: int, cursor: str | None, registry: str, as_json: bool) -> None:
+           include_dead: bool, verified: bool, signature: str | None, limit: int, cursor: str | None, registry: str,
+           as_json: bool) -> None:
     """Find agents by skill tags, text, modes and capabilities."""
+    if verified and signature not in (None, "verified"):
+        raise CliError("--verified and --signature contradict each other", ExitCode.USAGE)
     params: dict[str, Any] = {"tag": list(tags), "q": text, "skill": skill, "inputMode": input_mode,
                               "outputMode": output_mode, "capability": list(capabilities), "status": status,
                               "limit": limit, "cursor": cursor, "health": health,
-                              "includeDead": "true" if include_dead else None}
+                              "includeDead": "true" if include_dead else None,
+                              "signature": "verified" if verified else signature}
     if match_any:
         params["match"] = "any"
     page = make_client(registry).call("GET", "/v1/agents", params={k: v for k, v in params.items() if v})

@@ -7,4 +7,4 @@ import click
 
 @click.group()
 def keys() -> None:
-    """Generate signing keys and export public JWKS."""
+    """Signing keys: generate keys and JWKS for cards (offline); rotate and list the registry's own keys."""

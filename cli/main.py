@@ -7,6 +7,7 @@ import click
 import cli.card_signing  # noqa: F401  (attaches `canonicalize`, `sign`, `verify` to the `card` group)
 import cli.card_validate  # noqa: F401  (attaches `validate` to the `card` group)
 import cli.keys_cmds  # noqa: F401  (attaches `generate`, `jwks` to the `keys` group)
+import cli.registry_keys  # noqa: F401  (attaches `rotate`, `list` to the `keys` group)
 from cli import catalog, health, worker
 from cli.card import card
 from cli.keys import keys
