@@ -1,0 +1,58 @@
+"""`agentdex show` prints the signature state and `agentdex search --verified` filters on it,
+against a real registry served on loopback."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from click.testing import CliRunner, Result
+from werkzeug.serving import make_server
+
+from cli.main import cli
+from registry.app import create_app
+from registry.container import Services
+from signing import generate_key, public_jwks, sign_card
+from tests.support.cards import make_card
+
+
+@pytest.fixture
+def registry_url(services: Services) -> Iterator[str]:
+    server = make_server("127.0.0.1", 0, create_app(services=services), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def run(url: str, *args: str, token: str | None = None) -> Result:
+    env = {"AGENTDEX_URL": url, **({"AGENTDEX_TOKEN": token} if token else {})}
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def upload(url: str, token: str, card: dict[str, Any], name: str) -> str:
+    response = requests.post(f"{url}/v1/agents", json={"card": card, "cardUrl": f"https://{name}.example.com/c.json"},
+                             headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
+
+
+def test_show_and_search_by_signature_state(registry_url: str, writer_token: str) -> None:
+    key = generate_key("EdDSA")
+    requests.post(f"{registry_url}/v1/keys", json={"jwks": public_jwks([key])},
+                  headers={"Authorization": f"Bearer {writer_token}"}, timeout=10)
+    verified = upload(registry_url, writer_token, sign_card(make_card("Signed"), key), "signed")
+    upload(registry_url, writer_token, make_card("Plain"), "plain")
+    shown = run(registry_url, "show", verified)
+    assert shown.exit_code == 0 and f"signature: verified {key.kid}  (checked " in shown.output
+    found = json.loads(run(registry_url, "search", "--verified", "--json").output)["items"]
+    assert [a["id"] for a in found] == [verified]
+    unsigned = json.loads(run(registry_url, "search", "--signature", "unsigned", "--json").output)["items"]
+    assert [a["name"] for a in unsigned] == ["Plain"]
+    contradiction = run(registry_url, "search", "--verified", "--signature", "invalid")
+    assert contradiction.exit_code == 2

@@ -1,0 +1,101 @@
+"""Re-crawled cards go through the same verification: a changed card's new version gets its own
+checks; an unchanged card's state follows its keys (a JWKS that answers again); and under
+AGENTDEX_REQUIRE_SIGNATURES a re-crawled card without a valid signature never becomes current."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from registry.container import Services, build_services
+from registry.jobs import LeasedJob
+from registry.services.card_fetcher import CardFetcher
+from registry.services.catalog import CatalogService
+from registry.services.crawler import CrawlPolicy, CrawlService
+from registry.settings import Settings
+from signing import SigningKey, generate_key, public_jwks, sign_card
+from tests.conftest import _clear
+from tests.support.cards import make_card
+from tests.support.jobs import FakeClock, run_job
+from tests.support.servers import CardServer
+
+CARD = "/.well-known/agent-card.json"
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    # JWKS failures are retried after a minute in production; here at once, so one test can
+    # watch an endpoint come back.
+    return dataclasses.replace(settings, trust=dataclasses.replace(settings.trust, jwks_min_refresh=0.001))
+
+
+@pytest.fixture(scope="module")
+def key() -> SigningKey:
+    return generate_key("ES256")
+
+
+def crawl_job(services: Services, clock: FakeClock) -> LeasedJob:
+    fetcher = CardFetcher(services.http, max_card_bytes=services.settings.max_card_bytes, clock=clock)
+    catalog = CatalogService(services.sessions, fetcher, services.limits, clock=clock, trust=services.trust)
+    crawler = CrawlService(services.engine, fetcher, catalog, CrawlPolicy(jitter=0.0), lease_seconds=120,
+                           clock=clock, rng=random.Random(1))
+    return LeasedJob("recrawl", 5, crawler, batch=4)
+
+
+def recrawl(services: Services, clock: FakeClock) -> None:
+    clock.advance(2 * 3600)
+    report = run_job(crawl_job(services, clock))
+    assert report.recorded == 1
+
+
+def signature(services: Services, agent_id: str) -> dict[str, Any]:
+    return services.trust_reads.report(agent_id, None)
+
+
+def test_recrawled_versions_are_verified_and_unchanged_cards_follow_their_keys(
+        services: Services, writer_token: str, card_server: CardServer, key: SigningKey) -> None:
+    actor = services.tokens.authenticate(writer_token)
+    jwks = card_server.serve_raw("/jwks.json", b"down", status=503)
+    card_server.serve_json(CARD, sign_card(make_card("A"), key, jku=jwks))
+    agent_id = services.catalog.register_from_url(actor, card_server.base_url).agent.id
+    assert signature(services, agent_id)["state"] == "unverifiable"
+
+    clock = FakeClock()
+    card_server.serve_json("/jwks.json", public_jwks([key]))
+    recrawl(services, clock)  # same card; its JWKS answers now
+    assert signature(services, agent_id)["state"] == "verified"
+    assert services.discovery.get(agent_id).signature_state == "verified"
+
+    card_server.serve_json(CARD, {**sign_card(make_card("A"), key, jku=jwks), "description": "changed later"})
+    recrawl(services, clock)  # a new version, modified after signing
+    report = signature(services, agent_id)
+    assert (report["version"], report["state"], report["signatures"][0]["outcome"]) == (2, "invalid", "invalid")
+    assert services.trust_reads.report(agent_id, 1)["state"] == "verified"
+
+
+@pytest.fixture
+def strict(settings: Settings) -> Iterator[Services]:
+    services = build_services(dataclasses.replace(
+        settings, trust=dataclasses.replace(settings.trust, require_signatures=True)))
+    _clear(services)
+    yield services
+    services.close()
+
+
+def test_under_required_signatures_an_unsigned_recrawl_stays_history(strict: Services, card_server: CardServer,
+                                                                     key: SigningKey) -> None:
+    actor = strict.tokens.authenticate(strict.tokens.create("erin", ["agents:write"]).token)
+    jwks = card_server.serve_json("/jwks.json", public_jwks([key]))
+    card_server.serve_json(CARD, sign_card(make_card("A"), key, jku=jwks))
+    agent_id = strict.catalog.register_from_url(actor, card_server.base_url).agent.id
+    card_server.serve_json(CARD, make_card("A, unsigned now"))
+    recrawl(strict, FakeClock())
+    agent = strict.discovery.get(agent_id)
+    assert (agent.card_version, agent.signature_state) == (1, "verified")
+    versions = strict.discovery.versions(agent_id)
+    assert [(v["version"], v["isCurrent"]) for v in versions] == [(2, False), (1, True)]
+    assert strict.trust_reads.report(agent_id, 2)["state"] == "unsigned"
