@@ -142,21 +142,26 @@ class RelayIngress:
     # -- persistence ----------------------------------------------------------------------
 
     def _write_batch(self, rows: Sequence[_Row]) -> None:
-        with self._engine.begin() as conn:
-            conn.execute(_INSERT, [row.values for row in rows])
-            if self._notify_pg:  # delivered to LISTENing workers when (and only if) this commits
-                conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": PG_CHANNEL})
+        if len(rows) == 1:  # the committer writes a failed batch's rows one by one, each here
+            return self._write_one(rows[0])
+        self._insert(rows)
 
     def _write_one(self, row: _Row) -> None:
-        """A batch failed: write this row alone, telling a JWT replay from a sequence race."""
+        """Write this row alone, telling a JWT replay from a sequence race."""
         for _ in range(SEQ_RETRIES):
             try:
-                return self._write_batch([row])
+                return self._insert([row])
             except IntegrityError:
                 if row.jti is not None and self._jti_seen(row):
                     raise errors.ReplayedNotification("this JWT (its jti) was used before") from None
                 # Two processes took the same per-task sequence number at once (PostgreSQL): again.
-        self._write_batch([row])
+        self._insert([row])
+
+    def _insert(self, rows: Sequence[_Row]) -> None:
+        with self._engine.begin() as conn:
+            conn.execute(_INSERT, [row.values for row in rows])
+            if self._notify_pg:  # delivered to LISTENing workers when (and only if) this commits
+                conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": PG_CHANNEL})
 
     def _jti_seen(self, row: _Row) -> bool:
         with self._engine.connect() as conn:

@@ -58,6 +58,13 @@ class WebhookReceiver:
                 raise AssertionError(f"the receiver got {len(self.received)} requests, not {count}, in {timeout} s")
             return list(self.received)
 
+    def wait_until(self, predicate: Callable[[list[Received]], bool], timeout: float = 15.0) -> list[Received]:
+        with self._cond:
+            if not self._cond.wait_for(lambda: predicate(self.received), timeout):
+                raise AssertionError(f"the receiver's condition did not hold within {timeout} s "
+                                     f"({len(self.received)} requests)")
+            return list(self.received)
+
     def distinct_ids(self) -> set[str]:
         with self._cond:
             return {r.webhook_id for r in self.received}
