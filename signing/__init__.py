@@ -11,10 +11,11 @@ Canonical payloads (`signing.canonical`)
 
 Signing (`signing.sign`)
     sign_card(card, key, *, kid=None, jku=None, header_extras=None, unprotected_header=None,
-              form=CanonicalForm.SDK) -> dict       a copy with one more detached JWS
+              form=CanonicalForm.SDK, payloads=None) -> dict   a copy with one more detached JWS
 
 Verifying (`signing.verify`, `signing.resolvers`, `signing.fetch`)
-    verify_card(card, resolver, policy=DEFAULT_POLICY) -> VerificationResult(ok, reason, signatures)
+    verify_card(card, resolver, policy=DEFAULT_POLICY, *, payloads=None) -> VerificationResult(ok, reason, signatures)
+    CardPayloads(card)                       canonical forms of one card, shared by verify_card and sign_card
     SignatureResult(index, outcome, kid, alg, key_source, key_thumbprint, form, uncovered, detail)
     Outcome.VALID | INVALID | KEY_NOT_FOUND | UNSUPPORTED | MALFORMED
     VerificationPolicy(mode=PolicyMode.ANY|ALL, required_kids=frozenset(), algorithms=CARD_ALGORITHMS,
@@ -92,6 +93,7 @@ from signing.resolvers import ChainResolver, JwksCache, JwksUrlResolver, KeyLook
 from signing.sign import sign_card
 from signing.verify import (
     DEFAULT_POLICY,
+    CardPayloads,
     Outcome,
     PolicyMode,
     SignatureResult,
@@ -110,6 +112,7 @@ __all__ = [
     "CanonicalPayload",
     "CanonicalizationError",
     "CardFormatError",
+    "CardPayloads",
     "CardSchema",
     "ChainResolver",
     "HeaderError",

@@ -116,9 +116,13 @@ DEFAULT_POLICY = VerificationPolicy()
 
 
 def verify_card(
-    card: Mapping[str, Any], resolver: KeyResolver, policy: VerificationPolicy = DEFAULT_POLICY
+    card: Mapping[str, Any], resolver: KeyResolver, policy: VerificationPolicy = DEFAULT_POLICY, *,
+    payloads: CardPayloads | None = None,
 ) -> VerificationResult:
     """Verify every signature of `card` with keys from `resolver`, then apply `policy`.
+
+    `payloads` (built for this same card) lets a caller share the canonical forms with a later
+    `sign_card` of the card, e.g. a registry that verifies and then countersigns.
 
     Raises CardFormatError only if `card` is not a JSON object or its `signatures` is not a
     list; every problem with a single signature is reported in its `SignatureResult`.
@@ -128,13 +132,14 @@ def verify_card(
     entries = card.get("signatures") or []
     if not isinstance(entries, list):
         raise CardFormatError('the card\'s "signatures" must be a list')
-    payloads = _Payloads(card)
+    payloads = payloads or CardPayloads(card)
     results = tuple(_verify_one(i, entry, payloads, resolver, policy) for i, entry in enumerate(entries))
     return _judge(results, policy)
 
 
-class _Payloads:
-    """Canonical payloads of one card, computed on first use per form."""
+class CardPayloads:
+    """Canonical payloads of one card, computed on first use per form, shared by every
+    signature and candidate key of `verify_card` and by `sign_card(..., payloads=)`."""
 
     def __init__(self, card: Mapping[str, Any]) -> None:
         self._card = card
@@ -154,7 +159,7 @@ class _Payloads:
 
 
 def _verify_one(
-    index: int, entry: object, payloads: _Payloads, resolver: KeyResolver, policy: VerificationPolicy
+    index: int, entry: object, payloads: CardPayloads, resolver: KeyResolver, policy: VerificationPolicy
 ) -> SignatureResult:
     try:
         header, signature = _parse_entry(entry)
@@ -199,7 +204,7 @@ class _Attempt:
         self.unusable: list[str] = []
         self.problems: list[str] = []
 
-    def run(self, payloads: _Payloads, resolver: KeyResolver, policy: VerificationPolicy) -> SignatureResult:
+    def run(self, payloads: CardPayloads, resolver: KeyResolver, policy: VerificationPolicy) -> SignatureResult:
         alg = self.header.alg
         try:
             for lookup in resolver.resolve(self.header.kid, self.header.jku):
@@ -215,7 +220,7 @@ class _Attempt:
         return self._failure()
 
     def _match(
-        self, keys: list[VerificationKey], payloads: _Payloads, forms: Iterable[CanonicalForm]
+        self, keys: list[VerificationKey], payloads: CardPayloads, forms: Iterable[CanonicalForm]
     ) -> tuple[VerificationKey, CanonicalPayload] | None:
         self.tried_keys = True
         seen: set[str] = set()

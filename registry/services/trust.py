@@ -25,7 +25,7 @@ from registry.services.trust_endorse import Endorser, attestation
 from registry.services.trust_keys import KeyPolicy, KeyScope, OwnerKeys, TrustedKeyInfo
 from registry.services.trust_rows import replace_current_trust
 from registry.services.trust_state import CardTrust, result_pairs, roll_up
-from signing import SigningError, verify_card
+from signing import CardPayloads, SigningError, verify_card
 
 REVERIFY_BATCH = 100
 
@@ -63,15 +63,16 @@ class TrustService:
     def assess(self, subject: CardSubject, scope: KeyScope, *, endorse: bool = True) -> CardTrust:
         """Verify every signature (A2A §8.4.3) and, for a card that validated, endorse it."""
         now = self._clock()
+        payloads = CardPayloads(subject.card)  # one canonical form for verifying and endorsing
         try:
-            result = verify_card(subject.card, self._policy.resolver(subject.card_url, scope))
+            result = verify_card(subject.card, self._policy.resolver(subject.card_url, scope), payloads=payloads)
         except SigningError as error:  # `signatures` is not a list: only on cards that did not validate
             return CardTrust("invalid", (), now, reason=str(error), accepted=not self._require)
         state, kids = roll_up(result_pairs(result.signatures))
         accepted = not self._require or state == "verified"
         trust = CardTrust(state, kids, now, result.signatures, result.reason, accepted)
         if endorse and accepted:
-            return dataclasses.replace(trust, endorsement=self._endorse_now(subject, trust))
+            return dataclasses.replace(trust, endorsement=self._endorse_now(subject, trust, payloads))
         return trust
 
     def require(self, trust: CardTrust) -> None:
@@ -83,7 +84,7 @@ class TrustService:
                                "signatures": [check.to_dict() for check in trust.checks]}},
             )
 
-    def _endorse_now(self, subject: CardSubject, trust: CardTrust) -> dict[str, Any] | None:
+    def _endorse_now(self, subject: CardSubject, trust: CardTrust, payloads: CardPayloads) -> dict[str, Any] | None:
         base = self.endorser.public_url
         if base is None:  # jku needs the public URL: endorse on read instead
             return None
@@ -91,7 +92,7 @@ class TrustService:
             registry=base, card_url=subject.card_url, source=subject.source, fetched_from=subject.fetched_from,
             fetched_at=subject.fetched_at, state=trust.state, kids=trust.kids, checked_at=trust.checked_at,
         )
-        return self.endorser.endorse(subject.card, claims, base)
+        return self.endorser.endorse(subject.card, claims, base, payloads)
 
     # -- scopes ----------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from registry.services.registry_keys import RegistryKeys
-from signing import jcs, sign_card
+from signing import CardPayloads, jcs, sign_card
 from signing.jws import b64url_encode
 
 ATTESTATION = "agentdex"
@@ -73,13 +73,14 @@ class Endorser:
     def jku(self, base: str) -> str:
         return base + JWKS_PATH
 
-    def endorse(self, card: Mapping[str, Any], claims: Mapping[str, Any], base: str) -> dict[str, Any]:
+    def endorse(self, card: Mapping[str, Any], claims: Mapping[str, Any], base: str,
+                payloads: CardPayloads | None = None) -> dict[str, Any]:
         """`{"kid", "jku", "entry"}`: the signature entry to append to the card's `signatures`."""
         key = self._keys.active(self._alg)
         jku = self.jku(base)
         signed = sign_card(
             card, key, jku=jku, header_extras={ATTESTATION_DIGEST: attestation_digest(claims)},
-            unprotected_header={ATTESTATION: dict(claims)},
+            unprotected_header={ATTESTATION: dict(claims)}, payloads=payloads,
         )
         return {"kid": key.kid, "jku": jku, "entry": signed["signatures"][-1]}
 

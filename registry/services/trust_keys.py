@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -63,14 +64,23 @@ class TrustedKeyInfo:
 
 
 class OwnerKeys:
-    """JWKS documents owners register; parsed once per row (rows are never changed, only removed)."""
+    """JWKS documents owners register; parsed once per row (rows are never changed, only removed).
+
+    An owner's key set is cached for `cache_seconds` (registration is a hot path): like API
+    tokens, keys registered or removed through another process take effect here within that
+    time; through this process, at once.
+    """
 
     def __init__(self, sessions: sessionmaker[Session], *, clock: Callable[[], dt.datetime] = utcnow,
-                 new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+                 new_id: Callable[[], str] = lambda: str(uuid.uuid4()), cache_seconds: float = 5.0,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self._sessions = sessions
         self._clock = clock
         self._new_id = new_id
         self._parsed: dict[int, KeySet] = {}
+        self._sets: dict[tuple[int, int | None], tuple[float, KeySet]] = {}
+        self._cache_seconds = cache_seconds
+        self._monotonic = monotonic
 
     def add(self, actor: Actor, document: object, agent: Agent | None) -> TrustedKeyInfo:
         """Register a public JWKS. Raises InvalidRequest (not a public JWKS, no usable key)."""
@@ -80,6 +90,7 @@ class OwnerKeys:
                "kids": [key.kid for key in keys.keys if key.kid], "created_at": self._clock()}
         with self._sessions.begin() as session:
             session.execute(insert(TrustedKey), [row])
+        self._sets.clear()
         return TrustedKeyInfo(row["id"], agent.id if agent else None, tuple(row["kids"]), row["created_at"])
 
     def list(self, actor: Actor) -> list[TrustedKeyInfo]:
@@ -98,12 +109,23 @@ class OwnerKeys:
                 raise Forbidden("only the owner of these keys or an admin may remove them")
             session.execute(delete(TrustedKey).where(TrustedKey.pk == key.pk))
         self._parsed.pop(key.pk, None)
+        self._sets.clear()
         return key
 
     def key_set(self, scope: KeyScope) -> KeySet:
         """Every key registered for the scope's owner (all agents) and for its agent."""
         if scope.owner_id is None:
             return KeySet(())
+        cached = self._sets.get((scope.owner_id, scope.agent_pk))
+        if cached is not None and cached[0] > self._monotonic():
+            return cached[1]
+        found = self._load(scope)
+        if len(self._sets) > 10_000:
+            self._sets.clear()
+        self._sets[(scope.owner_id, scope.agent_pk)] = (self._monotonic() + self._cache_seconds, found)
+        return found
+
+    def _load(self, scope: KeyScope) -> KeySet:
         mine = or_(TrustedKey.agent_pk.is_(None), TrustedKey.agent_pk == scope.agent_pk) if scope.agent_pk else TrustedKey.agent_pk.is_(None)
         stmt = select(TrustedKey.pk, TrustedKey.jwks).where(TrustedKey.principal_id == scope.owner_id, mine)
         with self._sessions() as session:
@@ -132,16 +154,17 @@ def public_key_set(document: object) -> KeySet:
     return keys
 
 
-class _OwnerResolver:
-    """The owner's registered keys, read from the database only when a signature needs them."""
+class _Lazy:
+    """A resolver built on first use: an unsigned card never reads its owner's keys, and most
+    signed cards verify with them and never need their JWKS URLs parsed and checked."""
 
-    def __init__(self, keys: OwnerKeys, scope: KeyScope) -> None:
-        self._keys, self._scope = keys, scope
-        self._resolver: StaticKeyResolver | None = None
+    def __init__(self, build: Callable[[], KeyResolver]) -> None:
+        self._build = build
+        self._resolver: KeyResolver | None = None
 
     def resolve(self, kid: str | None, jku: str | None) -> Iterator[KeyLookup]:
         if self._resolver is None:
-            self._resolver = StaticKeyResolver(self._keys.key_set(self._scope), source="owner")
+            self._resolver = self._build()
         yield from self._resolver.resolve(kid, jku)
 
 
@@ -173,10 +196,11 @@ class KeyPolicy:
 
     def resolver(self, card_url: str, scope: KeyScope) -> KeyResolver:
         """The sources for one card, in policy order."""
-        sources: list[KeyResolver] = [_OwnerResolver(self._owner_keys, scope)]
+        owner = self._owner_keys
+        sources: list[KeyResolver] = [_Lazy(lambda: StaticKeyResolver(owner.key_set(scope), source="owner"))]
         if scope.jwks_url:
-            sources.append(self._url_source([scope.jwks_url], ()))
-        sources.append(self._url_source((), (*self._card_origin(card_url), *self._jku_origins)))
+            sources.append(_Lazy(lambda: self._url_source([scope.jwks_url], ())))
+        sources.append(_Lazy(lambda: self._url_source((), (*self._card_origin(card_url), *self._jku_origins))))
         if self._trust_store is not None:
             sources.append(self._trust_store)
         return ChainResolver(sources)

@@ -160,3 +160,16 @@ def _property_keys() -> dict[str, SigningKey]:
     if not _KEYS:
         _KEYS.update({alg: generate_key(alg) for alg in ("EdDSA", "ES256")})
     return _KEYS
+
+
+def test_verify_then_countersign_share_the_canonical_payloads(keys: dict[str, SigningKey]) -> None:
+    from signing import CardPayloads
+
+    provider, registry = keys["ES256"], keys["EdDSA"]
+    card = sign_card(hybrid(rich_card()), provider)
+    payloads = CardPayloads(card)
+    assert verify_card(card, StaticKeyResolver([provider.public]), payloads=payloads).ok
+    shared = sign_card(card, registry, jku="https://registry.example/jwks.json", payloads=payloads)
+    # Ed25519 is deterministic: the same payload gives the same signature bytes.
+    assert shared == sign_card(card, registry, jku="https://registry.example/jwks.json")
+    assert verify_card(shared, StaticKeyResolver([registry.public])).ok

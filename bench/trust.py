@@ -1,0 +1,179 @@
+"""Trust benchmark: registering signed cards through the HTTP API, with verification (owner keys
+pinned with `POST /v1/keys`) and endorsement (stored at registration, `AGENTDEX_PUBLIC_URL` set),
+and what that costs as a share of registration.
+
+    python bench/trust.py                          # SQLite, 10,000 cards (Ed25519 and ES256)
+    python bench/trust.py --cards 2000 --postgres postgresql+psycopg://postgres@127.0.0.1:5432/bench
+
+Rows: signed cards registered one per request (verification + endorsement included); the same
+number of unsigned cards without a public URL (no verification work, no endorsement) as the
+control; endorsed-card reads. The share is measured twice: from the rates of the two runs, and
+from the server's CPU time per card against the in-process cost of `verify_card` and of the
+endorsement signature on the same cards. Every phase is bounded; the server stops at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.catalog import make_card, reset_postgres  # noqa: E402
+from bench.common import Http, Table, registry_server  # noqa: E402
+from signing import SigningKey, StaticKeyResolver, generate_key, parse_jwks, public_jwks, sign_card, verify_card  # noqa: E402
+
+PUBLIC_URL = "https://registry.bench.example"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PHASE_TIMEOUT = 900.0  # seconds: a phase that takes longer is reported as failed, never waited on forever
+
+
+def owner_keys(per_alg: int) -> list[SigningKey]:
+    return [generate_key(alg) for alg in ("EdDSA", "ES256") for _ in range(per_alg)]
+
+
+def signed_items(rng: random.Random, keys: list[SigningKey], start: int, count: int) -> list[dict[str, Any]]:
+    return [{"card": sign_card(make_card(rng, n), keys[n % len(keys)]),
+             "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"} for n in range(start, start + count)]
+
+
+def unsigned_items(rng: random.Random, start: int, count: int) -> list[dict[str, Any]]:
+    return [{"card": make_card(rng, n), "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"}
+            for n in range(start, start + count)]
+
+
+def server_cpu_seconds(port: int) -> float:
+    """User + system CPU of the gunicorn processes serving `port` (read from /proc)."""
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"registry.wsgi:app" not in cmdline or f"127.0.0.1:{port}".encode() not in cmdline:
+                continue
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (man 5 proc: fields 14, 15)
+        except OSError:
+            continue
+    return total / CLOCK_TICKS
+
+
+def register(port: int, token: str, items: list[dict[str, Any]], clients: int) -> tuple[float, list[float], float]:
+    """(wall seconds, latencies in ms, server CPU seconds) for one request per card."""
+    latencies: list[float] = []
+    failures: list[Any] = []
+    lock = threading.Lock()
+
+    def work(part: list[dict[str, Any]]) -> None:
+        http, mine = Http(port, token), []
+        for item in part:
+            t0 = time.perf_counter()
+            status, body = http.request("POST", "/v1/agents", item)
+            mine.append((time.perf_counter() - t0) * 1000)
+            if status != 201:
+                failures.append(body)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=work, args=(items[i::clients],), daemon=True) for i in range(clients)]
+    cpu0, t0 = server_cpu_seconds(port), time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=max(1.0, PHASE_TIMEOUT - (time.perf_counter() - t0)))
+    wall, cpu = time.perf_counter() - t0, server_cpu_seconds(port) - cpu0
+    if any(thread.is_alive() for thread in threads):
+        raise RuntimeError(f"registration did not finish within {PHASE_TIMEOUT:.0f} s")
+    if failures:
+        raise RuntimeError(f"{len(failures)} registrations failed, e.g. {failures[0]}")
+    return wall, latencies, cpu
+
+
+def read_endorsed(port: int, ids: list[str], table: Table, label: str) -> None:
+    http, latencies = Http(port), []
+    t0 = time.perf_counter()
+    for agent_id in ids:
+        t1 = time.perf_counter()
+        status, card = http.request("GET", f"/v1/agents/{agent_id}/card?endorsed=true")
+        latencies.append((time.perf_counter() - t1) * 1000)
+        assert status == 200 and card["signatures"][-1]["header"]["agentdex"]["signature"]["state"] == "verified"
+    table.add(f"{label}: read endorsed card (stored signature)", len(ids), time.perf_counter() - t0, latencies)
+
+
+def in_process_costs(items: list[dict[str, Any]], keys: list[SigningKey]) -> tuple[float, float]:
+    """Milliseconds per card of `verify_card` with the pinned keys, and of the endorsement signature."""
+    resolver, registry_key = StaticKeyResolver(parse_jwks(public_jwks(keys)), source="owner"), generate_key("EdDSA")
+    cards = [item["card"] for item in items]
+    t0 = time.perf_counter()
+    for card in cards:
+        assert verify_card(card, resolver).ok
+    t1 = time.perf_counter()
+    for card in cards:
+        sign_card(card, registry_key, jku=f"{PUBLIC_URL}/.well-known/jwks.json", header_extras={"agentdexAttestation": "x" * 43},
+                  unprotected_header={"agentdex": {"registry": PUBLIC_URL, "validated": True, "cardUrl": "u",
+                                                   "signature": {"state": "verified", "kids": ["k"]}}})
+    t2 = time.perf_counter()
+    return (t1 - t0) / len(cards) * 1000, (t2 - t1) / len(cards) * 1000
+
+
+def run(database_url: str, label: str, cards: int, clients: int, table: Table, notes: list[str]) -> None:
+    rng = random.Random(11)
+    keys = owner_keys(8)
+    signed = signed_items(rng, keys, 0, cards)
+    os.environ["AGENTDEX_PUBLIC_URL"] = PUBLIC_URL  # endorsements are made and stored at registration
+    with registry_server(database_url) as (port, token, _env):
+        status, _ = Http(port, token).request("POST", "/v1/keys", {"jwks": public_jwks(keys)})
+        assert status == 201, status
+        Http(port).request("GET", "/.well-known/jwks.json")  # the first registry key exists before timing
+        wall, latencies, cpu = register(port, token, signed, clients)
+        table.add(f"{label}: register signed card, verify + endorse, {clients} conns", cards, wall, latencies)
+        ids = [agent["id"] for agent in Http(port).request("GET", "/v1/agents?signature=verified&limit=200")[1]["items"]]
+        read_endorsed(port, ids * 5, table, label)
+    control_label = f"{label}: register unsigned card, no endorsement, {clients} conns"
+    os.environ.pop("AGENTDEX_PUBLIC_URL")
+    if database_url.startswith("postgresql"):
+        reset_postgres(database_url)
+    else:
+        database_url = database_url.replace(".db", "-control.db")
+    with registry_server(database_url) as (port, token, _env):
+        control_wall, control_latencies, control_cpu = register(port, token, unsigned_items(rng, cards, cards), clients)
+        table.add(control_label, cards, control_wall, control_latencies)
+    verify_ms, endorse_ms = in_process_costs(signed[: min(cards, 2000)], keys)
+    per_card_ms = cpu / cards * 1000
+    notes += [
+        f"{label}: server CPU per signed registration {per_card_ms:.2f} ms, per unsigned control "
+        f"{control_cpu / cards * 1000:.2f} ms",
+        f"{label}: in process, verify_card {verify_ms:.2f} ms/card ({verify_ms / per_card_ms:.0%} of the server CPU per "
+        f"registration), endorsement signature {endorse_ms:.2f} ms/card ({endorse_ms / per_card_ms:.0%})",
+        f"{label}: wall-clock share of verification + endorsement (vs the control run): "
+        f"{max(0.0, 1 - control_wall / wall):.0%}",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=10_000)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
+    parser.add_argument("--skip-sqlite", action="store_true")
+    args = parser.parse_args()
+    table, notes = Table(), []
+    if not args.skip_sqlite:
+        with tempfile.TemporaryDirectory() as tmp:
+            run(f"sqlite:///{tmp}/bench.db", "sqlite", args.cards, args.clients, table, notes)
+    if args.postgres:
+        reset_postgres(args.postgres)
+        run(args.postgres, "postgres", args.cards, args.clients, table, notes)
+    table.print("python " + " ".join(sys.argv))
+    print("\n".join(["", *notes, f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+                     f"{os.cpu_count()} CPUs"]))
+
+
+if __name__ == "__main__":
+    main()
