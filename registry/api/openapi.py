@@ -41,6 +41,8 @@ SEARCH = [
     _q("updatedSince", {"type": "string", "format": "date-time"}, "for mirroring"),
     _q("health", {"enum": ["up", "degraded", "down", "unknown"]}, "rolled-up health state of the agent's JSON-RPC endpoints"),
     _q("includeDead", {"type": "boolean"}, "also agents down longer than the operator's limit (hidden by default)"),
+    _q("signature", {"enum": ["verified", "invalid", "unverifiable", "unsigned"]},
+       "signature state of the current card (verified: a signature verified under the key policy)"),
     _q("limit", {"type": "integer", "minimum": 1, "maximum": 200}, "default 50"),
     _q("cursor", {"type": "string"}, "nextCursor of the previous page"),
 ]
@@ -60,6 +62,11 @@ def openapi_document() -> dict[str, Any]:
                 "Registration": {"type": "object", "properties": {
                     "url": {"type": "string", "format": "uri"},
                     "card": {"type": "object"}, "cardUrl": {"type": "string", "format": "uri"},
+                    "jwksUrl": {"type": "string", "format": "uri", "description": "the agent's own JWKS (key source)"},
+                }},
+                "KeyRegistration": {"type": "object", "required": ["jwks"], "properties": {
+                    "jwks": {"type": "object", "description": "a public JWK Set"},
+                    "agentId": {"type": "string", "description": "only for this agent (default: all the caller's)"},
                 }},
                 "Import": {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
                     "type": "object", "required": ["card", "cardUrl"],
@@ -67,6 +74,7 @@ def openapi_document() -> dict[str, Any]:
                 }}}},
                 "StatusChange": {"type": "object", "properties": {
                     "status": {"enum": ["active", "deprecated"]}, "statusMessage": {"type": "string"},
+                    "jwksUrl": {"type": ["string", "null"], "format": "uri"},
                 }},
                 "AgentCard": {"type": "object"},
             },
@@ -86,7 +94,9 @@ def openapi_document() -> dict[str, Any]:
                 "delete": _op("Remove an agent", params=[AGENT_ID], ok="204", auth=True, errors=("401", "403", "404")),
             },
             "/v1/agents/{agent_id}/card": {
-                "get": _op("The current card, verbatim", params=[AGENT_ID, _q("version", {"type": "integer"}, "a stored version")]),
+                "get": _op("The current card, verbatim; with endorsed=true, with the registry's signature appended",
+                           params=[AGENT_ID, _q("version", {"type": "integer"}, "a stored version"),
+                                   _q("endorsed", {"type": "boolean"}, "append the registry's endorsement (JWS)")]),
                 "put": _op("Push a new card version", params=[AGENT_ID], body="AgentCard", auth=True,
                            errors=("400", "401", "403", "404", "413", "422")),
             },
@@ -98,6 +108,22 @@ def openapi_document() -> dict[str, Any]:
                 params=[AGENT_ID, _q("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "default 50")])},
             "/v1/agents/{agent_id}/check": {"post": _op("Probe the agent's JSON-RPC endpoints now (GetTask / tasks/get)",
                                                         params=[AGENT_ID], auth=True, errors=("401", "403", "404", "409"))},
+            "/v1/agents/{agent_id}/signatures": {"get": _op(
+                "Signature checks of the current card (or a version): state, kids, and per signature the outcome, "
+                "kid, alg, key source, canonical form and uncovered fields",
+                params=[AGENT_ID, _q("version", {"type": "integer"}, "a stored version")])},
+            "/v1/keys": {
+                "get": _op("JWKS the caller registered", auth=True, errors=("401",)),
+                "post": _op("Register a public JWKS that verifies the caller's cards (all agents, or one)",
+                            body="KeyRegistration", ok="201", auth=True, errors=("400", "401", "403", "404", "422")),
+            },
+            "/v1/keys/{key_id}": {"delete": _op(
+                "Remove a registered JWKS (the cards it verified are verified again)",
+                params=[{"name": "key_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                ok="204", auth=True, errors=("401", "403", "404"))},
+            "/.well-known/jwks.json": {"get": _op("The registry's public keys (active, and retired within their grace period)",
+                                                  errors=())},
+            "/.well-known/agent-card.json": {"get": _op("Agentdex as an A2A agent: its own card, signed", errors=())},
             "/v1/tags": {"get": _op("Tags with counts", params=[_q("prefix", {"type": "string"}, "tag prefix")])},
             "/v1/validate": {"post": _op("Validate a card without storing it", body="AgentCard", errors=("400", "413"))},
         },
