@@ -76,17 +76,19 @@ def receiver() -> Iterator[WebhookReceiver]:
     server.close()
 
 
-def register_agent(client: Any, auth: dict[str, str], card_server: Any, *, push: bool = True, name: str = "Pusher") -> str:
-    card = make_card(name, url=card_server.url("/a2a"), push=push)
-    card_url = card_server.serve_json(f"/{name.lower()}{CARD_PATH}", card)
-    response = client.post("/v1/agents", json={"card": card, "cardUrl": card_url}, headers=auth)
+def register_agent(client: Any, auth: dict[str, str], base_url: str = "https://push.example.com", *,
+                   push: bool = True, name: str = "Pusher") -> str:
+    """Upload a card (nothing is fetched); `base_url` is the agent's origin, where its JWKS would be."""
+    card = make_card(name, url=f"{base_url}/a2a", push=push)
+    response = client.post("/v1/agents", json={"card": card, "cardUrl": f"{base_url}/{name.lower()}{CARD_PATH}"},
+                           headers=auth)
     assert response.status_code == 201, response.json
     return str(response.json["id"])
 
 
 @pytest.fixture
-def push_agent(client: Any, auth: dict[str, str], card_server: Any) -> str:
-    return register_agent(client, auth, card_server)
+def push_agent(client: Any, auth: dict[str, str]) -> str:
+    return register_agent(client, auth)
 
 
 def subscribe(client: Any, relay_auth: dict[str, str], agent_id: str, target: str, **fields: Any) -> dict[str, Any]:

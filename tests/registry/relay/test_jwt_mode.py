@@ -14,7 +14,7 @@ from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey
 
 from signing import generate_key, public_jwks
-from tests.registry.relay.conftest import status_update, subscribe
+from tests.registry.relay.conftest import register_agent, status_update, subscribe
 
 pytestmark = pytest.mark.usefixtures("relay")
 
@@ -27,8 +27,9 @@ def agent_key(card_server):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def sub(client, relay_auth, push_agent, receiver):  # type: ignore[no-untyped-def]
-    return subscribe(client, relay_auth, push_agent, receiver.url, authMode="jwt")
+def sub(client, auth, relay_auth, card_server, receiver):  # type: ignore[no-untyped-def]
+    agent_id = register_agent(client, auth, card_server.base_url)  # its JWKS is on the card's origin
+    return subscribe(client, relay_auth, agent_id, receiver.url, authMode="jwt")
 
 
 def _jwt(key: Any, clock: Any, audience: str, body: bytes, **changes: Any) -> str:

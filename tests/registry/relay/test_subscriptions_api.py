@@ -75,8 +75,8 @@ def test_needs_the_relay_scope(client, auth, push_agent, receiver):
     assert client.get("/v1/relay/subscriptions").status_code == 401
 
 
-def test_refused_when_the_card_does_not_push(client, auth, relay_auth, card_server, receiver):
-    agent_id = register_agent(client, auth, card_server, push=False, name="Quiet")
+def test_refused_when_the_card_does_not_push(client, auth, relay_auth, receiver):
+    agent_id = register_agent(client, auth, push=False, name="Quiet")
     response = client.post("/v1/relay/subscriptions", json={"agentId": agent_id, "targetUrl": receiver.url},
                            headers=relay_auth)
     assert response.status_code == 422
