@@ -7,8 +7,9 @@ catalog query latency measured while idle and during the sweep.
 
 The farm is one separate process of asyncio servers on several ports, each answering every
 JSON-RPC call on any path with -32001 (task not found) on kept-alive connections, as a live A2A
-agent does. Every run stops by itself: the workers run `--once` (until nothing is due), under a
-timeout.
+agent does. Workers run as deployed (`agentdex worker`, niceness 10 by default; `--niceness 0`
+measures them at the web processes' priority). Every run stops by itself: the workers run
+`--once` (until nothing is due), under a timeout.
 """
 
 from __future__ import annotations
@@ -157,12 +158,13 @@ def idle_queries(port: int, paths: list[str], count: int) -> list[float]:
 # -- sweeps ---------------------------------------------------------------------------------
 
 
-def sweep(env: dict[str, str], port: int, paths: list[str], workers: int, threads: int) -> tuple[float, list[float], list[str]]:
+def sweep(env: dict[str, str], port: int, paths: list[str], workers: int, threads: int,
+          niceness: int) -> tuple[float, list[float], list[str]]:
     """Run `workers` `agentdex worker --once` processes at once; return wall seconds, query latencies
     during the sweep, and each worker's JSON report."""
     querier = Querier(port, paths)
     querier.start()
-    command = [str(BIN / "agentdex"), "worker", "--once", "--job", "health-probe", "--json"]
+    command = [str(BIN / "agentdex"), "worker", "--once", "--job", "health-probe", "--json", "--niceness", str(niceness)]
     worker_env = {**env, "AGENTDEX_WORKER_THREADS": str(threads)}
     t0 = time.perf_counter()
     processes = [subprocess.Popen(command, env=worker_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -197,20 +199,21 @@ def probe_stats(database_url: str) -> tuple[int, float, list[float]]:
     return int(count), span, latencies
 
 
-def run(database_url: str, label: str, agents: int, workers: int, threads: int, ports: int, table: Table) -> None:
-    farm = Farm(ports)
+def run(database_url: str, label: str, agents: int, workers: int, args: argparse.Namespace, table: Table) -> None:
+    threads, niceness = args.threads, args.niceness
+    farm = Farm(args.ports)
     try:
         with registry_server(database_url) as (port, token, env):
             register(port, token, farm, agents)
             paths = query_paths(random.Random(9))
             idle = idle_queries(port, paths, 300)
             table.add(f"{label}: catalog query, idle", len(idle), sum(idle) / 1000, idle)
-            seconds, during, outputs = sweep(env, port, paths, workers, threads)
+            seconds, during, outputs = sweep(env, port, paths, workers, threads, niceness)
             count, span, latencies = probe_stats(database_url)
             reports = [json.loads(o)[0] for o in outputs]
             who = "+".join(str(r["recorded"]) for r in reports)
-            table.add(f"{label}: probes, {workers} worker(s) x {threads} threads ({who})", count, span, latencies)
-            table.add(f"{label}:   same sweep, wall clock incl. process start", count, seconds)
+            table.add(f"{label}: probes, {workers} worker(s) x {threads} thr, nice {niceness} ({who})", count, span, latencies)
+            table.add(f"{label}:   same sweep, wall clock incl. start-up", count, seconds)
             table.add(f"{label}: catalog query, during the sweep", len(during), sum(during) / 1000 if during else 0, during)
             ratio = percentile(during, 50) / percentile(idle, 50) if during else float("nan")
             print(f"  {label}: query p50 during/idle = {ratio:.2f}x; all {agents} probed: {count == agents}", flush=True)
@@ -223,17 +226,18 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=10_000)
     parser.add_argument("--threads", type=int, default=32, help="AGENTDEX_WORKER_THREADS of each worker")
     parser.add_argument("--ports", type=int, default=16, help="listening ports of the farm")
+    parser.add_argument("--niceness", type=int, default=10, help="`agentdex worker --niceness` (its default)")
     parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
     parser.add_argument("--skip-sqlite", action="store_true")
     args = parser.parse_args()
     table = Table()
     if not args.skip_sqlite:
         with tempfile.TemporaryDirectory() as tmp:
-            run(f"sqlite:///{tmp}/bench.db", "sqlite", args.agents, 1, args.threads, args.ports, table)
+            run(f"sqlite:///{tmp}/bench.db", "sqlite", args.agents, 1, args, table)
     if args.postgres:
         for workers in (1, 2):
             reset_postgres(args.postgres)
-            run(args.postgres, "postgres", args.agents, workers, args.threads, args.ports, table)
+            run(args.postgres, "postgres", args.agents, workers, args, table)
     table.print("python " + " ".join(sys.argv))
 
 

@@ -7,6 +7,7 @@ SQLite): the database leases each piece of work to one of them.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 from typing import Any
@@ -24,12 +25,16 @@ JOB_CHOICES = ("health-probe", "recrawl", "prune-health-checks", "relay-delivery
 @click.option("--once", is_flag=True, help="Run each job until nothing is due, print what was done, exit.")
 @click.option("--job", "names", multiple=True, type=click.Choice(JOB_CHOICES), help="Only these jobs; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="With --once: print the reports as JSON.")
+@click.option("--niceness", default=10, show_default=True, type=click.IntRange(0, 19),
+              help="Lower this process's CPU priority so web processes on the same host answer first (0 keeps it).")
 @reports_errors
-def worker(once: bool, names: tuple[str, ...], as_json: bool) -> None:
+def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int) -> None:
     """Run the scheduled jobs: JSON-RPC health probes, card re-crawls, pruning of old checks."""
     from cli.logs import configure_logging
 
     configure_logging()
+    if niceness and hasattr(os, "nice"):
+        os.nice(niceness)  # background work yields the CPU to interactive requests, never the reverse
     from registry.container import build_services
     from registry.jobs.schedule import scheduled_jobs
     from registry.jobs.worker import Worker
