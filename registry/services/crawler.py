@@ -6,7 +6,9 @@ Each crawled agent is re-fetched when `next_crawl_at` passes: conditionally (`If
 A changed valid card becomes the current version (the catalog re-indexes the agent); an invalid
 one is kept as a non-current version with its issues and the last valid card stays current;
 failed fetches back off exponentially up to the longest interval. Pushed cards are not
-re-crawled: their pipeline is their source of truth.
+re-crawled: their pipeline is their source of truth. They are still claimed (and put off by the
+longest interval) rather than filtered out, so that the due range of the `next_crawl_at` index
+holds only work: a catalog of pushed cards costs one claim per agent per day, not a scan per tick.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class DueCrawl:
     etag: str | None
     last_modified: str | None
     failures: int
+    pushed: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,18 +104,21 @@ class CrawlService:
         with self._engine.begin() as conn:
             rows = CRAWL_LEASE.claim(
                 conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit,
-                where=(Agent.source == "crawled",),
-                returning=(Agent.card_url, Agent.crawl_etag, Agent.crawl_last_modified, Agent.crawl_failures),
+                returning=(Agent.card_url, Agent.source, Agent.crawl_etag, Agent.crawl_last_modified,
+                           Agent.crawl_failures),
             )
-            fallback = _current_validators(conn, [row.pk for row in rows if not (row.crawl_etag or row.crawl_last_modified)])
+            fallback = _current_validators(conn, [row.pk for row in rows if row.source == "crawled"
+                                                  and not (row.crawl_etag or row.crawl_last_modified)])
         return [
             DueCrawl(row.pk, row.card_url, *(fallback.get(row.pk) or (row.crawl_etag, row.crawl_last_modified)),
-                     failures=row.crawl_failures)
+                     failures=row.crawl_failures, pushed=row.source != "crawled")
             for row in rows
         ]
 
     def perform(self, item: DueCrawl) -> CrawlOutcome:
         """Fetch (conditionally) and validate; never raises for what the agent does."""
+        if item.pushed:
+            return CrawlOutcome(item)
         try:
             answer = self._fetcher.fetch(item.card_url, etag=item.etag, last_modified=item.last_modified)
             if isinstance(answer, NotModified):
@@ -137,7 +143,9 @@ class CrawlService:
     def _schedule(self, outcome: CrawlOutcome, now: dt.datetime) -> dict[str, Any]:
         item = outcome.item
         answer = outcome.fetched or outcome.not_modified
-        if answer is None:  # the fetch failed: keep the validators, back off
+        if item.pushed:  # not ours to fetch; look again in a day in case it becomes a crawled card
+            failures, delay, etag, last_modified = 0, self._policy.max_interval, item.etag, item.last_modified
+        elif answer is None:  # the fetch failed: keep the validators, back off
             failures, delay = item.failures + 1, self._policy.backoff(item.failures + 1)
             etag, last_modified = item.etag, item.last_modified
         else:
@@ -145,7 +153,7 @@ class CrawlService:
             etag, last_modified = answer.etag, answer.last_modified
         return {
             "b_pk": item.pk, "b_next": now + dt.timedelta(seconds=jittered(delay, self._policy.jitter, self._rng)),
-            "b_crawled": now, "b_failures": failures, "b_error": outcome.error,
+            "b_crawled": None if item.pushed else now, "b_failures": failures, "b_error": outcome.error,
             "b_etag": etag[:500] if etag else None, "b_last_modified": last_modified[:100] if last_modified else None,
         }
 

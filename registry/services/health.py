@@ -22,6 +22,7 @@ from registry.services.health_state import (
     Health,
     HealthPolicy,
     RoundOutcome,
+    jittered,
     next_health,
     next_probe_delay,
     round_outcome,
@@ -157,6 +158,8 @@ class HealthService:
     def _agent_values(self, probe_round: ProbeRound, previous: Row[Any], now: dt.datetime) -> dict[str, Any]:
         result, health, checked = self._rollup(probe_round, previous, now)
         delay = next_probe_delay(health, self._policy, self._rng)
+        if not probe_round.results:  # nothing to probe until the card changes: look rarely
+            delay = jittered(self._policy.max_backoff, self._policy.jitter, self._rng)
         return {
             "b_pk": probe_round.pk, "b_state": health.state, "b_since": health.since,
             "b_successes": health.successes, "b_failures": health.failures,

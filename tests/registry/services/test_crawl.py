@@ -146,9 +146,13 @@ def test_failed_fetches_back_off_and_a_recovery_resets_them(services, job, clock
     assert POLICY.interval * 0.9 <= due_in(services, agent_id, clock) <= POLICY.interval * 1.1
 
 
-def test_pushed_cards_are_left_to_their_pipeline(services, job, actor):
-    services.catalog.register_card(actor, make_card("Pushed"), "https://pushed.example/card.json")
-    assert run_job(job).claimed == 0
+def test_pushed_cards_are_left_to_their_pipeline(services, job, clock, actor):
+    agent_id = services.catalog.register_card(actor, make_card("Pushed"), "https://pushed.example/card.json").agent.id
+    first, second = run_job(job), run_job(job)
+    assert (first.claimed, first.recorded, second.claimed) == (1, 1, 0)  # put off, never fetched
+    row = schedule(services, agent_id)
+    assert (row.crawled_at, row.crawl_failures, row.crawl_error, row.card_version) == (None, 0, None, 1)
+    assert POLICY.max_interval * 0.9 <= due_in(services, agent_id, clock) <= POLICY.max_interval * 1.1
 
 
 @pytest.mark.parametrize(("cache_control", "expected"), [

@@ -165,13 +165,16 @@ def test_two_workers_at_once_never_probe_the_same_agent(services, health, actor)
     assert len(per_agent) == len(ids) and set(per_agent.values()) == {1}
 
 
-def test_an_agent_without_a_json_rpc_interface_stays_unknown(services, health, job, actor):
+def test_an_agent_without_a_json_rpc_interface_stays_unknown(services, health, job, clock, actor):
     card = make_card("gRPC only")
     card["supportedInterfaces"] = [{"url": "https://grpc.example.com", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]
     agent_id = services.catalog.register_card(actor, card, "https://grpc.example.com/card.json").agent.id
     assert run_job(job).recorded == 1
     assert state(health, agent_id) == ("unknown", "noJsonRpcInterface")
     assert checks(services) == 0
+    with services.engine.connect() as conn:
+        due = conn.scalar(select(Agent.next_probe_at).where(Agent.id == agent_id))
+    assert (due - clock.now).total_seconds() >= 3600 * 0.9  # looked at again rarely, not every minute
 
 
 def test_check_now_probes_at_once_and_refuses_while_a_probe_runs(services, health, clock, actor, sdk_agent):
