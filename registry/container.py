@@ -9,8 +9,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from registry.db import make_engine, make_session_factory
 from registry.outbound import OutboundPolicy, SafeHttpClient
-from registry.relay.webhook_signer import derived_webhook_key
-from registry.relay.wiring import RelayServices, build_relay, safe_jwks_fetch
+from registry.relay.agent_jwt import card_key_sources
+from registry.relay.wiring import RelayServices, build_relay
 from registry.services.card_fetcher import CardFetcher
 from registry.services.catalog import CatalogService
 from registry.services.crawler import CrawlPolicy, CrawlService
@@ -29,7 +29,7 @@ from registry.services.trust_keys import KeyPolicy, OwnerKeys
 from registry.services.trust_reads import TrustReads
 from registry.settings import Settings
 from registry.validation import CardLimits
-from signing import public_jwks
+from signing import UnsafeHttpAnyHost
 
 
 @dataclasses.dataclass
@@ -90,30 +90,38 @@ def crawl_service(settings: Settings, engine: Engine, fetcher: CardFetcher, cata
     return CrawlService(engine, fetcher, catalog, policy, lease_seconds=worker.lease_seconds)
 
 
-def relay_services(settings: Settings, engine: Engine, sessions: sessionmaker[Session], http: SafeHttpClient) -> RelayServices:
-    # PLACEHOLDER until the registry key service (issue 4) is wired here: webhooks are signed with
-    # an Ed25519 key derived from AGENTDEX_SECRET_KEY and published at /v1/relay/jwks.json.
-    key = derived_webhook_key(settings.secret_key)
-    return build_relay(settings, engine, sessions, jwks_fetch=safe_jwks_fetch(http), webhook_key=lambda: key,
-                       jwks=lambda: public_jwks([key]))
+def relay_services(settings: Settings, engine: Engine, sessions: sessionmaker[Session], http: SafeHttpClient,
+                   keys: RegistryKeys, trust: TrustService) -> RelayServices:
+    # Webhooks are signed with the registry's Ed25519 key (whatever the endorsement algorithm) and
+    # verify with /.well-known/jwks.json; agents' JWTs verify with keys the trust policy binds to their card.
+    unsafe = UnsafeHttpAnyHost() if settings.allow_http else None
+    key_sources = card_key_sources(key_policy(settings, http, trust.owner_keys), jwks_fetcher(settings, http), unsafe=unsafe)
+    return build_relay(settings, engine, sessions, key_sources=key_sources, webhook_key=lambda: keys.active("EdDSA"))
 
 
-def trust_service(settings: Settings, engine: Engine, sessions: sessionmaker[Session], http: SafeHttpClient,
-                  keys: RegistryKeys) -> TrustService:
-    from signing import JwksCache, UnsafeHttpAnyHost, parse_jwks
+def jwks_fetcher(settings: Settings, http: SafeHttpClient) -> SafeJwksFetcher:
+    return SafeJwksFetcher(http, max_bytes=settings.trust.jwks_max_bytes, timeout=settings.trust.jwks_timeout)
+
+
+def key_policy(settings: Settings, http: SafeHttpClient, owner_keys: OwnerKeys) -> KeyPolicy:
+    from signing import JwksCache, parse_jwks
 
     trust = settings.trust
-    fetcher = SafeJwksFetcher(http, max_bytes=trust.jwks_max_bytes, timeout=trust.jwks_timeout)
-    owner_keys = OwnerKeys(sessions)
-    policy = KeyPolicy(
-        owner_keys, JwksCache(fetcher, ttl=trust.jwks_ttl, min_refresh=trust.jwks_min_refresh),
+    return KeyPolicy(
+        owner_keys, JwksCache(jwks_fetcher(settings, http), ttl=trust.jwks_ttl, min_refresh=trust.jwks_min_refresh),
         trust_store=parse_jwks(trust.trusted_jwks) if trust.trusted_jwks else None, jku_origins=trust.jku_origins,
         # Plain-http key URLs only where the operator allowed plain http at all; the outbound
         # client still refuses private addresses unless their network is allowlisted.
         unsafe=UnsafeHttpAnyHost() if settings.allow_http else None,
     )
-    endorser = Endorser(keys, alg=trust.endorsement_alg, public_url=settings.public_url)
-    return TrustService(engine, policy, owner_keys, endorser, require_signatures=trust.require_signatures)
+
+
+def trust_service(settings: Settings, engine: Engine, sessions: sessionmaker[Session], http: SafeHttpClient,
+                  keys: RegistryKeys) -> TrustService:
+    owner_keys = OwnerKeys(sessions)
+    policy = key_policy(settings, http, owner_keys)
+    endorser = Endorser(keys, alg=settings.trust.endorsement_alg, public_url=settings.public_url)
+    return TrustService(engine, policy, owner_keys, endorser, require_signatures=settings.trust.require_signatures)
 
 
 def build_services(settings: Settings) -> Services:
@@ -141,5 +149,5 @@ def build_services(settings: Settings) -> Services:
         registry_card=RegistryCard(keys, alg=settings.trust.endorsement_alg),
         trust=trust,
         trust_reads=TrustReads(engine, trust.endorser, require_signatures=settings.trust.require_signatures),
-        relay=relay_services(settings, engine, sessions, http),
+        relay=relay_services(settings, engine, sessions, http, keys, trust),
     )

@@ -135,14 +135,6 @@ def replay_message(message_id: str) -> Response:
     return jsonify(message_detail_json(_relay().operations.replay(current_actor(), message_id)))
 
 
-@bp.get("/jwks.json")
-def webhook_keys() -> Response:
-    """The public keys that verify `webhook-signature` (Standard Webhooks v1a, Ed25519)."""
-    response = jsonify(_relay().jwks())
-    response.headers["Cache-Control"] = "public, max-age=300"
-    return response
-
-
 # -- ingress ------------------------------------------------------------------------------
 
 @ingress_bp.post("/<sub_id>")

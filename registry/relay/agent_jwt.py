@@ -2,11 +2,13 @@
 
 As the A2A push-notification samples do, the agent signs a short-lived JWT and sends it as
 `Authorization: Bearer <jwt>`. The relay accepts it only when it verifies with a key bound to
-the agent's registered card (its JWKS on the card's own origin: `/.well-known/jwks.json`, or a
-`jku` on that origin or an interface's origin, fetched through the safe outbound client), its
-`aud` is this relay URL, `iat` and `exp` lie within the allowed age (5 minutes by default),
-`request_body_sha256` is the SHA-256 (hex) of the raw body, and `jti` is unique (the outbox's
-unique index is the replay cache, see `ingress`).
+the agent's registered card: a key the registry's key policy would accept for that card (the
+owner's registered keys, the agent's `jwksUrl`, a `jku` on the card's origin or an allowlisted
+origin, the operator's trust store: `registry.services.trust_keys`), or one in the JWKS at the
+card origin's `/.well-known/jwks.json` (where the A2A samples publish it), every fetch going
+through the safe outbound client. Its `aud` must be this relay URL, `iat` and `exp` lie within
+the allowed age (5 minutes by default), `request_body_sha256` is the SHA-256 (hex) of the raw
+body, and `jti` is unique (the outbox's unique index is the replay cache, see `ingress`).
 """
 
 from __future__ import annotations
@@ -25,9 +27,18 @@ from joserfc.errors import JoseError
 
 from registry.errors import Unauthorized
 from registry.models.types import utcnow
-from signing import CARD_ALGORITHMS, JwksUrlResolver, KeyResolver, VerificationKey, public_jwk
+from registry.services.trust_keys import KeyPolicy, KeyScope
+from signing import (
+    CARD_ALGORITHMS,
+    ChainResolver,
+    JwksFetcher,
+    JwksUrlResolver,
+    KeyResolver,
+    VerificationKey,
+    public_jwk,
+)
 from signing.errors import PolicyError
-from signing.fetch import origin_of
+from signing.fetch import UnsafeHttp, origin_of
 
 # RFC 9864 names Ed25519 "Ed25519"; agents (and the A2A SDKs) still say "EdDSA": accept both.
 ALGORITHMS = frozenset({alg.value for alg in CARD_ALGORITHMS} | {"Ed25519"})
@@ -39,32 +50,35 @@ MAX_RESOLVERS = 1_000
 
 @dataclasses.dataclass(frozen=True)
 class AgentBinding:
-    """What ties keys to an agent: its card URL and interface URLs (their origins)."""
+    """What ties keys to an agent: its card URL, owner and declared JWKS URL."""
 
     agent_pk: int
     card_url: str
-    interface_urls: tuple[str, ...]
+    owner_id: int | None = None
+    jwks_url: str | None = None
 
-    def origins(self) -> list[str]:
-        found = []
-        for url in (self.card_url, *self.interface_urls):
-            try:
-                found.append(origin_of(url))
-            except PolicyError:
-                continue
-        return list(dict.fromkeys(found))
+    def well_known_jwks(self) -> str | None:
+        try:
+            return f"{origin_of(self.card_url)}/.well-known/jwks.json"
+        except PolicyError:
+            return None
 
 
 ResolverFactory = Callable[[AgentBinding], KeyResolver]
 
 
-def card_origin_resolvers(fetch: Callable[[str], bytes], *, unsafe: Any = None, ttl: float = 300.0) -> ResolverFactory:
-    """Key sources bound to the card: the JWKS at the card origin, `jku` on the agent's origins."""
+def card_key_sources(policy: KeyPolicy, fetch: JwksFetcher, *, unsafe: UnsafeHttp | None = None) -> ResolverFactory:
+    """The card's key sources by the registry's policy, then its origin's `/.well-known/jwks.json`."""
 
     def make(agent: AgentBinding) -> KeyResolver:
-        origins = agent.origins()
-        return JwksUrlResolver([f"{origins[0]}/.well-known/jwks.json"], allowed_origins=origins,
-                               fetcher=fetch, ttl=ttl, unsafe=unsafe)
+        sources = [policy.resolver(agent.card_url, KeyScope(agent.owner_id, agent.agent_pk, agent.jwks_url))]
+        url = agent.well_known_jwks()
+        if url is not None:
+            try:
+                sources.append(JwksUrlResolver([url], fetcher=fetch, unsafe=unsafe))
+            except PolicyError:  # e.g. a plain-http card while http is not allowed: no such source
+                pass
+        return ChainResolver(sources)
 
     return make
 

@@ -128,11 +128,11 @@ class RelayIngress:
 
     def _binding(self, sub: Row[Any]) -> AgentBinding:
         with self._engine.connect() as conn:
-            agent = conn.execute(select(Agent.pk, Agent.card_url, Agent.interfaces).where(Agent.pk == sub.agent_pk)).first()
+            agent = conn.execute(select(Agent.pk, Agent.card_url, Agent.owner_id, Agent.jwks_url)
+                                 .where(Agent.pk == sub.agent_pk)).first()
         if agent is None:
             raise errors.Unauthorized("the agent left the catalog: no key is bound to it any more")
-        urls = tuple(str(i.get("url")) for i in agent.interfaces or [] if isinstance(i, dict) and i.get("url"))
-        return AgentBinding(agent.pk, agent.card_url, urls)
+        return AgentBinding(agent.pk, agent.card_url, agent.owner_id, agent.jwks_url)
 
     def _values(self, message_id: str, sub_pk: int, push: PushBody, body: bytes, jti: str | None) -> dict[str, Any]:
         now = self._clock()

@@ -12,11 +12,7 @@ import base64
 from collections.abc import Callable
 from typing import Protocol
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
-from signing import SigningKey, signing_key
+from signing import SigningKey
 
 SCHEME = "v1a"
 
@@ -44,11 +40,3 @@ class Ed25519WebhookSigner:
         signature = key.sign(signed_content(msg_id, timestamp, body))
         return f"{SCHEME},{base64.b64encode(signature).decode('ascii')}"
 
-
-def derived_webhook_key(secret_key: str) -> SigningKey:
-    """PLACEHOLDER until the registry key service is wired: an Ed25519 key derived from
-    `AGENTDEX_SECRET_KEY` (HKDF-SHA256, own purpose label), the same in every process of one
-    deployment and stable across restarts."""
-    seed = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
-                info=b"agentdex relay webhook signing key v1").derive(secret_key.encode("utf-8"))
-    return signing_key(Ed25519PrivateKey.from_private_bytes(seed), alg="EdDSA")

@@ -7,14 +7,13 @@ import datetime as dt
 import random
 import time
 from collections.abc import Callable
-from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry.models.types import utcnow
-from registry.outbound import OutboundError, OutboundPolicy, SafeHttpClient
-from registry.relay.agent_jwt import AgentJwtVerifier, card_origin_resolvers
+from registry.outbound import OutboundPolicy, SafeHttpClient
+from registry.relay.agent_jwt import AgentJwtVerifier, ResolverFactory
 from registry.relay.delivery import WebhookPoster
 from registry.relay.ingress import PG_CHANNEL, RelayIngress
 from registry.relay.job import RelayDeliveryJob
@@ -27,11 +26,9 @@ from registry.relay.subscriptions import SubscriptionService
 from registry.relay.wakeup import ChangeWatcher, RelayWakeup, change_watcher
 from registry.relay.webhook_signer import Ed25519WebhookSigner
 from registry.settings import Settings
-from signing import JwksFetchError, SigningKey, UnsafeHttpLoopback
+from signing import SigningKey
 
 MAX_RESPONSE_BYTES = 65_536
-MAX_JWKS_BYTES = 262_144
-JWKS_TIMEOUT = 5.0
 
 
 @dataclasses.dataclass
@@ -42,7 +39,6 @@ class RelayServices:
     operations: RelayOperations
     wakeup: RelayWakeup
     http: SafeHttpClient
-    jwks: Callable[[], dict[str, Any]]  # the public keys receivers verify `webhook-signature` with
     watcher: Callable[[], ChangeWatcher | None]
 
     def delivery_job(self, settings: Settings) -> RelayDeliveryJob:
@@ -63,21 +59,19 @@ def relay_policy(settings: Settings) -> OutboundPolicy:
     )
 
 
-def build_relay(settings: Settings, engine: Engine, sessions: sessionmaker[Session], *, jwks_fetch: Callable[[str], bytes],
-                webhook_key: Callable[[], SigningKey], jwks: Callable[[], dict[str, Any]],
+def build_relay(settings: Settings, engine: Engine, sessions: sessionmaker[Session], *, key_sources: ResolverFactory,
+                webhook_key: Callable[[], SigningKey],
                 clock: Callable[[], dt.datetime] = utcnow, monotonic: Callable[[], float] = time.monotonic,
                 rng: random.Random | None = None) -> RelayServices:
-    """`webhook_key` returns the registry's active Ed25519 key, `jwks` the document that publishes it."""
+    """`key_sources` finds the keys bound to an agent's card (JWT mode); `webhook_key` returns the
+    registry's active Ed25519 key (published in its JWKS)."""
     relay = settings.relay
     http = SafeHttpClient(relay_policy(settings))
     box = SecretBox(settings.secret_key)
     policy = RetryPolicy(relay.retry_schedule, relay.jitter, relay.max_retry_after)
     rng = rng or random.Random()
     wakeup = RelayWakeup()
-    # http JWKS are possible only on loopback, and only when the operator allows http at all (tests).
-    unsafe = UnsafeHttpLoopback() if settings.allow_http else None
-    verifier = AgentJwtVerifier(card_origin_resolvers(jwks_fetch, unsafe=unsafe), max_age=relay.jwt_max_age,
-                                clock=clock)
+    verifier = AgentJwtVerifier(key_sources, max_age=relay.jwt_max_age, clock=clock)
     subscriptions = SubscriptionService(sessions, http, box, token_grace=relay.token_grace, clock=clock)
     poster = WebhookPoster(http, Ed25519WebhookSigner(webhook_key), timeout=relay.timeout,
                            max_response_bytes=MAX_RESPONSE_BYTES, clock=clock, monotonic=monotonic)
@@ -91,23 +85,6 @@ def build_relay(settings: Settings, engine: Engine, sessions: sessionmaker[Sessi
                                    on_replay=wakeup.notify),
         wakeup=wakeup,
         http=http,
-        jwks=jwks,
         watcher=lambda: None if in_memory else change_watcher(engine, wakeup, poll=relay.poll, channel=PG_CHANNEL),
     )
 
-
-def safe_jwks_fetch(http: SafeHttpClient) -> Callable[[str], bytes]:
-    """A `signing.JwksFetcher` over the safe outbound client; redirects are never followed (a JWKS
-    is trusted for its origin only)."""
-
-    def fetch(url: str) -> bytes:
-        try:
-            response = http.get(url, headers={"Accept": "application/jwk-set+json, application/json"},
-                                max_bytes=MAX_JWKS_BYTES, timeout=JWKS_TIMEOUT, follow_redirects=False)
-        except OutboundError as error:
-            raise JwksFetchError(f"JWKS {url} could not be fetched: {error}") from error
-        if response.status != 200:
-            raise JwksFetchError(f"JWKS {url} answered HTTP {response.status}")
-        return response.body
-
-    return fetch

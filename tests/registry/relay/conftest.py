@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from registry.container import Services
-from registry.relay.webhook_signer import derived_webhook_key
-from registry.relay.wiring import build_relay, safe_jwks_fetch
+from registry.container import Services, jwks_fetcher, key_policy
+from registry.relay.agent_jwt import card_key_sources
+from registry.relay.wiring import build_relay
 from registry.settings import RelaySettings
-from signing import public_jwks
+from signing import UnsafeHttpAnyHost
 from tests.support.cards import make_card
 from tests.support.jobs import FakeClock
 from tests.support.webhooks import WebhookReceiver
@@ -53,9 +53,10 @@ def ticker() -> Ticker:
 def relay(services: Services, relay_settings: RelaySettings, clock: FakeClock, ticker: Ticker) -> Iterator[Any]:
     """The relay rebuilt on the test's clocks and settings, swapped into the services the app uses."""
     settings = dataclasses.replace(services.settings, relay=relay_settings)
-    key = derived_webhook_key(settings.secret_key)
-    rebuilt = build_relay(settings, services.engine, services.sessions, jwks_fetch=safe_jwks_fetch(services.http),
-                          webhook_key=lambda: key, jwks=lambda: public_jwks([key]), clock=clock, monotonic=ticker,
+    policy = key_policy(settings, services.http, services.trust.owner_keys)
+    key_sources = card_key_sources(policy, jwks_fetcher(settings, services.http), unsafe=UnsafeHttpAnyHost())
+    rebuilt = build_relay(settings, services.engine, services.sessions, key_sources=key_sources,
+                          webhook_key=lambda: services.registry_keys.active("EdDSA"), clock=clock, monotonic=ticker,
                           rng=random.Random(7))
     original, services.relay = services.relay, rebuilt
     services.settings = settings

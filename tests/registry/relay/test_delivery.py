@@ -50,7 +50,7 @@ def test_delivers_the_body_unchanged_with_client_credentials_and_a_valid_signatu
     assert got.headers["webhook-id"] == accepted["id"]
     assert int(got.headers["webhook-timestamp"]) == int(clock().timestamp())
     assert got.headers["webhook-signature"].startswith("v1a,")
-    assert verify_webhook(got, client.get("/v1/relay/jwks.json").json)
+    assert verify_webhook(got, client.get("/.well-known/jwks.json").json)
     assert run_job(job).claimed == 0  # a second run finds nothing due
 
 
@@ -59,7 +59,7 @@ def test_a_tampered_body_does_not_verify(client, sub, job, receiver):
     run_job(job)
     (got,) = receiver.received
     forged = type(got)(got.path, got.headers, got.body.replace(b"task-1", b"task-2"))
-    assert not verify_webhook(forged, client.get("/v1/relay/jwks.json").json)
+    assert not verify_webhook(forged, client.get("/.well-known/jwks.json").json)
 
 
 def test_fails_twice_then_succeeds_one_delivery_three_attempts_one_id(client, sub, job, receiver, services, clock):

@@ -87,7 +87,7 @@ def test_sdk_agent_push_notifications_reach_the_client_through_the_relay(
     assert kinds[-1] == "statusUpdate" and "artifactUpdate" in kinds, kinds
     received = receiver.wait_for(len(sent))
     assert [r.body for r in received] == sent  # every update, unchanged, in the agent's order
-    jwks = api.get(f"{live.base_url}/v1/relay/jwks.json").json()
+    jwks = api.get(f"{live.base_url}/.well-known/jwks.json").json()
     for got in received:
         assert got.headers["x-a2a-notification-token"] == "client-secret-token"
         assert verify_webhook(got, jwks)
