@@ -8,7 +8,7 @@ import cli.card_signing  # noqa: F401  (attaches `canonicalize`, `sign`, `verify
 import cli.card_validate  # noqa: F401  (attaches `validate` to the `card` group)
 import cli.keys_cmds  # noqa: F401  (attaches `generate`, `jwks` to the `keys` group)
 import cli.registry_keys  # noqa: F401  (attaches `rotate`, `list` to the `keys` group)
-from cli import catalog, health, worker
+from cli import catalog, health, relay, worker
 from cli.card import card
 from cli.keys import keys
 from cli.server import db, serve
@@ -22,5 +22,5 @@ def cli() -> None:
 
 
 for command in (serve, db, tokens, catalog.register, catalog.search, catalog.show, catalog.deprecate,
-                catalog.delete, catalog.import_, card, keys, worker.worker, health.health, health.check):
+                catalog.delete, catalog.import_, card, keys, worker.worker, health.health, health.check, relay.relay):
     cli.add_command(command)
