@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import ipaddress
+import re
 
 import pytest
 from sqlalchemy import select
@@ -135,3 +136,9 @@ def test_public_url_makes_the_relay_url(settings, services, relay_auth, push_age
     services.settings = dataclasses.replace(services.settings, public_url="https://relay.example.com")
     client = create_app(services=services).test_client()
     assert subscribe(client, relay_auth, push_agent, receiver.url)["relayUrl"].startswith("https://relay.example.com/relay/sub_")
+
+
+def test_every_relay_route_is_in_the_openapi_document(app, client):
+    documented = client.get("/openapi.json").json["paths"]
+    routes = {re.sub(r"<(\w+)>", r"{\1}", rule.rule) for rule in app.url_map.iter_rules() if "relay" in rule.rule}
+    assert routes and routes <= set(documented)
