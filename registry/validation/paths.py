@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 
@@ -22,15 +21,6 @@ def child(path: str, *parts: str | int) -> str:
             text = text.replace("~", "~0").replace("/", "~1")
         path = f"{path}/{text}"
     return path
-
-
-def object_entries(value: Any, path: str) -> Iterator[tuple[int, dict[str, Any], str]]:
-    """The object entries of a list with their pointers; other entries are structural issues
-    reported elsewhere, so semantic rules skip them."""
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, dict):
-                yield index, item, child(path, index)
 
 
 def object_items(value: Any) -> list[tuple[int, dict[str, Any]]]:

@@ -8,8 +8,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from registry.validation.detection import Detection, parse_version
-from registry.validation.paths import child, object_entries
+from registry.validation.paths import object_items, pointer
 from registry.validation.report import Issue, make_issue
+
+Where = tuple[str | int, ...]  # a path as segments; made a JSON pointer only for an issue
 
 CORE_TRANSPORTS = ("JSONRPC", "GRPC", "HTTP+JSON")
 DEFAULT_TRANSPORT = "JSONRPC"  # §5.5: "If not specified, defaults to 'JSONRPC'"
@@ -35,8 +37,9 @@ def transport_issues(card: dict[str, Any], detection: Detection) -> list[Issue]:
     return issues
 
 
-def check_url(value: Any, path: str, *, grpc: bool = False, required: bool = False) -> list[Issue]:
-    """Absolute URL with an allowed scheme; plain http is only a warning (§4.1: HTTPS in production)."""
+def check_url(value: Any, where: Where, *, grpc: bool = False, required: bool = False) -> list[Issue]:
+    """Absolute URL with an allowed scheme; plain http is only a warning (§4.1: HTTPS in production).
+    `where` is the path as segments: the pointer is built only when there is something to say."""
     if not isinstance(value, str) or (value == "" and not required):
         return []  # wrong types are structural issues; an empty optional URL is unset
     if _PLAIN_HTTPS.fullmatch(value):
@@ -48,53 +51,55 @@ def check_url(value: Any, path: str, *, grpc: bool = False, required: bool = Fal
         parts, host = None, None
     if parts is None or not parts.scheme or not host or _WHITESPACE.search(value):
         hint = " (e.g. https://agent.example.com/a2a)" if not grpc else " (e.g. grpc://agent.example.com:443)"
-        return [make_issue("url-invalid", path, f"\"{value}\" is not an absolute URL{hint}")]
+        return [make_issue("url-invalid", pointer(*where), f"\"{value}\" is not an absolute URL{hint}")]
     allowed = _GRPC_SCHEMES if grpc else _HTTP_SCHEMES
     scheme = parts.scheme.lower()
     if scheme not in allowed:
-        return [make_issue("url-scheme", path, f"the {scheme}: scheme is not allowed here; use "
+        return [make_issue("url-scheme", pointer(*where), f"the {scheme}: scheme is not allowed here; use "
                            f"{' or '.join(sorted(allowed))} (A2A §3.1: all A2A traffic is HTTP(S))")]
     if scheme == "http":
-        return [make_issue("url-insecure", path, f"\"{value}\" is plain http; production agents must "
+        return [make_issue("url-insecure", pointer(*where), f"\"{value}\" is plain http; production agents must "
                            "use https (A2A §4.1)")]
     return []
 
 
-def transport_name_issues(value: Any, path: str) -> list[Issue]:
+def transport_name_issues(value: Any, where: Where) -> list[Issue]:
     if not isinstance(value, str) or value in CORE_TRANSPORTS:
         return []
     same_letters = [core for core in CORE_TRANSPORTS if core.lower() == value.lower()]
     hint = f"; names are case-sensitive: use \"{same_letters[0]}\"" if same_letters else \
         f"; the core transports are {', '.join(CORE_TRANSPORTS)} (others are extensions, §3.2.4)"
-    return [make_issue("transport-unknown", path, f"\"{value}\" is not a core A2A transport{hint}")]
+    return [make_issue("transport-unknown", pointer(*where), f"\"{value}\" is not a core A2A transport{hint}")]
 
 
 def _v1_interface_issues(interfaces: Any) -> list[Issue]:
     issues: list[Issue] = []
     seen: set[tuple[Any, ...]] = set()
-    for _, interface, path in object_entries(interfaces, "/supportedInterfaces"):
+    for index, interface in object_items(interfaces):
         binding = interface.get("protocolBinding")
-        issues += transport_name_issues(binding, child(path, "protocolBinding"))
-        issues += check_url(interface.get("url"), child(path, "url"), grpc=binding == "GRPC")
-        issues += _interface_version_issues(interface.get("protocolVersion"), child(path, "protocolVersion"))
+        issues += transport_name_issues(binding, ("supportedInterfaces", index, "protocolBinding"))
+        issues += check_url(interface.get("url"), ("supportedInterfaces", index, "url"), grpc=binding == "GRPC")
+        issues += _interface_version_issues(interface.get("protocolVersion"),
+                                            ("supportedInterfaces", index, "protocolVersion"))
         identity = tuple(str(interface.get(key) or "") for key in ("url", "protocolBinding", "protocolVersion",
                                                                    "tenant"))
         if identity in seen:
-            issues.append(make_issue("interface-duplicate", path, "this interface repeats an earlier entry "
-                                     "(same url, protocolBinding, protocolVersion and tenant)"))
+            issues.append(make_issue("interface-duplicate", pointer("supportedInterfaces", index), "this interface "
+                                     "repeats an earlier entry (same url, protocolBinding, protocolVersion and "
+                                     "tenant)"))
         seen.add(identity)
     return issues
 
 
-def _interface_version_issues(value: Any, path: str) -> list[Issue]:
+def _interface_version_issues(value: Any, where: Where) -> list[Issue]:
     if not isinstance(value, str) or not value:
         return []  # missing or empty is a REQUIRED-field issue
     version = parse_version(value)
     if version is None:
-        return [make_issue("protocol-version-unknown", path, f"\"{value}\" is not a Major.Minor version "
+        return [make_issue("protocol-version-unknown", pointer(*where), f"\"{value}\" is not a Major.Minor version "
                            "such as \"1.0\" or \"0.3\"")]
     if version[0] >= 1 and value.count(".") == 2:
-        return [make_issue("protocol-version-patch", path, f"declare \"{version[0]}.{version[1]}\": patch "
+        return [make_issue("protocol-version-patch", pointer(*where), f"declare \"{version[0]}.{version[1]}\": patch "
                            "numbers should not appear in Agent Cards and never affect compatibility "
                            "(A2A v1.0 §3.6)")]
     return []
@@ -104,25 +109,26 @@ def _compat_interface_issues(card: dict[str, Any]) -> list[Issue]:
     """A hybrid's 0.3 view (url + preferredTransport) should be one of its 1.0 interfaces, as the
     SDK derives it from them; otherwise 0.3 and 1.0 clients are sent to different endpoints."""
     url = card.get("url")
-    issues = check_url(url, "/url", grpc=card.get("preferredTransport") == "GRPC", required=True)
-    issues += transport_name_issues(card.get("preferredTransport"), "/preferredTransport")
+    issues = check_url(url, ("url",), grpc=card.get("preferredTransport") == "GRPC", required=True)
+    issues += transport_name_issues(card.get("preferredTransport"), ("preferredTransport",))
     transport = card.get("preferredTransport", DEFAULT_TRANSPORT)
-    interfaces = [i for _, i, _ in object_entries(card.get("supportedInterfaces"), "")]
+    interfaces = [interface for _, interface in object_items(card.get("supportedInterfaces"))]
     if isinstance(url, str) and interfaces and not any(
         i.get("url") == url and i.get("protocolBinding") == transport for i in interfaces
     ):
         issues.append(make_issue("compat-interface-mismatch", "/url", f"the 0.3 view points to {transport} "
                                  f"at \"{url}\", which no entry of `supportedInterfaces` declares"))
-    for _, interface, path in object_entries(card.get("additionalInterfaces"), "/additionalInterfaces"):
-        issues += check_url(interface.get("url"), child(path, "url"), grpc=interface.get("transport") == "GRPC")
+    for index, interface in object_items(card.get("additionalInterfaces")):
+        issues += check_url(interface.get("url"), ("additionalInterfaces", index, "url"),
+                            grpc=interface.get("transport") == "GRPC")
     return issues
 
 
 def _v03_transport_issues(card: dict[str, Any], flavor: str) -> list[Issue]:
     preferred = card.get("preferredTransport")
     url = card.get("url")
-    issues = check_url(url, "/url", grpc=preferred == "GRPC", required=True)
-    issues += transport_name_issues(preferred, "/preferredTransport")
+    issues = check_url(url, ("url",), grpc=preferred == "GRPC", required=True)
+    issues += transport_name_issues(preferred, ("preferredTransport",))
     if preferred is None and flavor == "0.3":
         issues.append(make_issue("preferred-transport-missing", "/preferredTransport", "A2A §5.6.1 requires "
                                  "`preferredTransport`; clients will assume JSONRPC at `url`"))
@@ -136,12 +142,13 @@ def _v03_transport_issues(card: dict[str, Any], flavor: str) -> list[Issue]:
 def _additional_interfaces(interfaces: Any, issues: list[Issue]) -> list[tuple[Any, Any]]:
     """Check each 0.x AgentInterface; return the (url, transport) pairs they declare."""
     declared: list[tuple[Any, Any]] = []
-    for _, interface, path in object_entries(interfaces, "/additionalInterfaces"):
+    for index, interface in object_items(interfaces):
         url, transport = interface.get("url"), interface.get("transport")
-        issues += transport_name_issues(transport, child(path, "transport"))
-        issues += check_url(url, child(path, "url"), grpc=transport == "GRPC", required=True)
+        issues += transport_name_issues(transport, ("additionalInterfaces", index, "transport"))
+        issues += check_url(url, ("additionalInterfaces", index, "url"), grpc=transport == "GRPC", required=True)
         if (url, transport) in declared:
-            issues.append(make_issue("interface-duplicate", path, "this interface repeats an earlier entry"))
+            issues.append(make_issue("interface-duplicate", pointer("additionalInterfaces", index),
+                                     "this interface repeats an earlier entry"))
         declared.append((url, transport))
     return declared
 
@@ -163,32 +170,32 @@ def _main_url_consistency(url: str, transport: str, declared: list[tuple[Any, An
 
 
 def _descriptive_url_issues(card: dict[str, Any]) -> list[Issue]:
-    issues = check_url(card.get("documentationUrl"), "/documentationUrl")
-    issues += check_url(card.get("iconUrl"), "/iconUrl")
+    issues = check_url(card.get("documentationUrl"), ("documentationUrl",))
+    issues += check_url(card.get("iconUrl"), ("iconUrl",))
     provider = card.get("provider")
     if isinstance(provider, dict):
-        issues += check_url(provider.get("url"), "/provider/url")
+        issues += check_url(provider.get("url"), ("provider", "url"))
     schemes = card.get("securitySchemes")
     if isinstance(schemes, dict):
         for name, scheme in schemes.items():
-            issues += _security_scheme_url_issues(scheme, child("/securitySchemes", name))
+            issues += _security_scheme_url_issues(scheme, ("securitySchemes", name))
     return issues
 
 
-def _security_scheme_url_issues(scheme: Any, path: str) -> list[Issue]:
+def _security_scheme_url_issues(scheme: Any, where: Where) -> list[Issue]:
     """URLs of OpenID Connect and OAuth 2 schemes, in the 0.x shape or inside a v1.0 wrapper."""
     if not isinstance(scheme, dict):
         return []
     issues: list[Issue] = []
     for key, value in scheme.items():
         if key.endswith("SecurityScheme") and isinstance(value, dict):
-            issues += _security_scheme_url_issues(value, child(path, key))
+            issues += _security_scheme_url_issues(value, (*where, key))
         elif key in ("openIdConnectUrl", "oauth2MetadataUrl"):
-            issues += check_url(value, child(path, key))
+            issues += check_url(value, (*where, key))
     flows = scheme.get("flows")
     if isinstance(flows, dict):
         for flow_name, flow in flows.items():
             if isinstance(flow, dict):
                 issues += [issue for key, value in flow.items() if key.endswith("Url")
-                           for issue in check_url(value, child(path, "flows", flow_name, key))]
+                           for issue in check_url(value, (*where, "flows", flow_name, key))]
     return issues
