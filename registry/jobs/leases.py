@@ -7,8 +7,10 @@ serialise; on PostgreSQL the inner SELECT takes `FOR UPDATE SKIP LOCKED`, so cla
 processes pass over each other's rows instead of waiting for them. A worker that dies simply
 stops renewing: its rows become claimable again when `until` passes.
 
-Writes after the work are fenced: `hold` re-stamps the rows the caller still owns (taking the
-row locks, or SQLite's write lock) and returns them, and only those are written.
+Writes after the work are fenced: `hold` returns the rows the caller still owns, locked for the
+rest of its transaction, and only those are written. On PostgreSQL that is `SELECT … FOR UPDATE`
+(no new row version); on SQLite an `UPDATE … RETURNING` that re-stamps them, because only a write
+takes SQLite's lock before anyone else can commit a claim in between.
 """
 
 from __future__ import annotations
@@ -67,7 +69,11 @@ class LeaseColumns:
         keys = list(keys)
         if not keys:
             return {}
-        rows = self._lease(conn, self.key.in_(keys) & (self.owner == owner), owner, now, seconds, returning)
+        mine = self.key.in_(keys) & (self.owner == owner)
+        if conn.dialect.name == "postgresql":
+            rows = list(conn.execute(select(self.key, *returning).where(mine).with_for_update()))
+        else:
+            rows = self._lease(conn, mine, owner, now, seconds, returning)
         return {row[0]: row for row in rows}
 
     def release_values(self) -> dict[str, None]:

@@ -39,8 +39,11 @@ HEALTH_COLUMNS = (
     Agent.crawled_at, Agent.next_crawl_at, Agent.crawl_failures, Agent.crawl_error,
 )
 _CHECK_COLUMNS = list(HealthCheck.__table__.columns)
-_ROLLUP = (Agent.health_state, Agent.health_since, Agent.health_successes, Agent.health_failures, Agent.health_window)
-_WRITE = update(Agent).where(Agent.pk == bindparam("b_pk")).values(
+_CLAIMED = (Agent.id, Agent.interfaces, Agent.health_state, Agent.health_since, Agent.health_successes,
+            Agent.health_failures, Agent.health_window)
+# Written with executemany (one pipelined round trip on PostgreSQL) for the agents `hold` found
+# still leased; the owner condition repeats the fence.
+_WRITE = update(Agent).where(PROBE_LEASE.key == bindparam("b_pk"), PROBE_LEASE.owner == bindparam("b_owner")).values(
     health_state=bindparam("b_state"), health_since=bindparam("b_since"),
     health_successes=bindparam("b_successes"), health_failures=bindparam("b_failures"),
     health_window=bindparam("b_window"), health_uptime24h=bindparam("b_uptime"),
@@ -53,9 +56,18 @@ PRUNE_BATCH = 5_000
 
 @dataclasses.dataclass(frozen=True)
 class DueProbe:
+    """A leased agent, with its health as of the claim: only the lease holder changes it."""
+
     pk: int
     agent_id: str
     targets: list[ProbeTarget]
+    health: Health = Health()
+
+    @classmethod
+    def of(cls, row: Row[Any]) -> DueProbe:
+        window = tuple(tuple(bucket) for bucket in row.health_window or ())
+        health = Health(row.health_state, row.health_since, row.health_successes, row.health_failures, window)
+        return cls(row.pk, row.id, probe_targets(row.interfaces or []), health)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +76,7 @@ class ProbeRound:
 
     pk: int
     results: list[ProbeResult]
+    before: Health = Health()
 
 
 class HealthService:
@@ -93,20 +106,19 @@ class HealthService:
     def claim(self, owner: str, limit: int) -> list[DueProbe]:
         with self._engine.begin() as conn:
             rows = PROBE_LEASE.claim(conn, owner=owner, now=self._clock(), seconds=self._lease_seconds,
-                                     limit=limit, returning=(Agent.id, Agent.interfaces))
-        return [DueProbe(row.pk, row.id, probe_targets(row.interfaces or [])) for row in rows]
+                                     limit=limit, returning=_CLAIMED)
+        return [DueProbe.of(row) for row in rows]
 
     def perform(self, item: DueProbe) -> ProbeRound:
-        return ProbeRound(item.pk, [self._probe.probe(target) for target in item.targets])
+        return ProbeRound(item.pk, [self._probe.probe(target) for target in item.targets], item.health)
 
     def record(self, owner: str, rounds: Sequence[ProbeRound]) -> int:
         now = self._clock()
         with self._engine.begin() as conn:
-            held = PROBE_LEASE.hold(conn, [r.pk for r in rounds], owner=owner, now=now,
-                                    seconds=self._lease_seconds, returning=_ROLLUP)
+            held = PROBE_LEASE.hold(conn, [r.pk for r in rounds], owner=owner, now=now, seconds=self._lease_seconds)
             kept = [r for r in rounds if r.pk in held]
             if kept:
-                conn.execute(_WRITE, [self._agent_values(r, held[r.pk], now) for r in kept])
+                conn.execute(_WRITE, [self._agent_values(r, owner, now) for r in kept])
             checks = [_check_row(r.pk, result) for r in kept for result in r.results]
             if checks:
                 conn.execute(insert(HealthCheck), checks)
@@ -122,10 +134,10 @@ class HealthService:
             if pk is None:
                 raise NotFound(f"no agent with id {agent_id!r}")
             row = PROBE_LEASE.claim_key(conn, pk, owner=owner, now=self._clock(), seconds=self._lease_seconds,
-                                        returning=(Agent.id, Agent.interfaces))
+                                        returning=_CLAIMED)
         if row is None:
             raise Conflict(f"agent {agent_id!r} is being probed right now; ask again in a moment")
-        probe_round = self.perform(DueProbe(row.pk, row.id, probe_targets(row.interfaces or [])))
+        probe_round = self.perform(DueProbe.of(row))
         self.record(owner, [probe_round])
         return probe_round
 
@@ -155,23 +167,22 @@ class HealthService:
 
     # -- internals ------------------------------------------------------------------------
 
-    def _agent_values(self, probe_round: ProbeRound, previous: Row[Any], now: dt.datetime) -> dict[str, Any]:
-        result, health, checked = self._rollup(probe_round, previous, now)
+    def _agent_values(self, probe_round: ProbeRound, owner: str, now: dt.datetime) -> dict[str, Any]:
+        result, health, checked = self._rollup(probe_round, now)
         delay = next_probe_delay(health, self._policy, self._rng)
         if not probe_round.results:  # nothing to probe until the card changes: look rarely
             delay = jittered(self._policy.max_backoff, self._policy.jitter, self._rng)
         return {
-            "b_pk": probe_round.pk, "b_state": health.state, "b_since": health.since,
+            "b_pk": probe_round.pk, "b_owner": owner, "b_state": health.state, "b_since": health.since,
             "b_successes": health.successes, "b_failures": health.failures,
             "b_window": [list(bucket) for bucket in health.window], "b_uptime": uptime(health.window, checked),
             "b_checked": checked, "b_latency": result.latency_ms, "b_reason": result.reason,
             "b_next": checked + dt.timedelta(seconds=delay),
         }
 
-    def _rollup(self, probe_round: ProbeRound, previous: Row[Any], now: dt.datetime) -> tuple[RoundOutcome, Health, dt.datetime]:
+    def _rollup(self, probe_round: ProbeRound, now: dt.datetime) -> tuple[RoundOutcome, Health, dt.datetime]:
         """The round's outcome, the agent's new health, and when the agent was last asked."""
-        before = Health(previous.health_state, previous.health_since, previous.health_successes,
-                        previous.health_failures, tuple(tuple(b) for b in previous.health_window or ()))
+        before = probe_round.before
         if not probe_round.results:  # nothing we can probe without creating work (no JSON-RPC interface)
             since = before.since if before.state == "unknown" and before.since else now
             return RoundOutcome("unknown", "noJsonRpcInterface", None), Health("unknown", since, 0, 0, before.window), now
