@@ -108,6 +108,8 @@ class MessagePlan:
     fields: tuple[FieldSpec, ...]
     names: frozenset[str]
     oneofs: tuple[tuple[str, tuple[str, ...]], ...]  # (group, member names)
+    # For is_clean: (name, JSON type, required, must not be empty, kind, nested message or STRING or None)
+    tests: tuple[tuple[str, type, bool, bool, str, str | None], ...]
 
 
 @functools.cache
@@ -117,8 +119,13 @@ def message_plan(message: str) -> MessagePlan:
     for spec in fields.values():
         if spec.oneof is not None:
             groups.setdefault(spec.oneof, []).append(spec.name)
+    tests = tuple(
+        (spec.name, spec.json_type, spec.required, spec.required and spec.kind in ("string", "repeated", "map"),
+         spec.kind, spec.element if spec.element != STRUCT else None)
+        for spec in fields.values()
+    )
     return MessagePlan(tuple(fields.values()), frozenset(fields),
-                       tuple((group, tuple(members)) for group, members in groups.items()))
+                       tuple((group, tuple(members)) for group, members in groups.items()), tests)
 
 
 def v1_structure_issues(card: dict[str, Any], *, report_unknown_nested: bool) -> list[Issue]:
@@ -133,38 +140,37 @@ def v1_structure_issues(card: dict[str, Any], *, report_unknown_nested: bool) ->
 def is_clean(obj: dict[str, Any], message: str, report_unknown: bool, top: bool = False) -> bool:
     """True exactly when `_check_message` would find nothing: the same rules, without building a
     pointer or an issue, because valid cards are the registry's hot path (a property test keeps
-    the two in step). Explicit loops: a generator per field would cost more than its tests."""
+    the two in step). One flat loop over precomputed tuples: calls and generators per field
+    would cost more than the tests themselves."""
     plan = message_plan(message)
-    for spec in plan.fields:
-        value = obj.get(spec.name)
+    for name, json_type, required, nonempty, kind, nested in plan.tests:
+        value = obj.get(name)
         if value is None:
-            if spec.required:
+            if required:
                 return False
-        elif not isinstance(value, spec.json_type) or (spec.required and not value and spec.kind != "message"):
+            continue
+        if not isinstance(value, json_type) or (nonempty and not value):
             return False
-        elif spec.element is not None and spec.element != STRUCT and not _members_clean(value, spec, report_unknown):
-            return False
+        if nested is None:
+            continue
+        if kind == "message":
+            if not is_clean(value, nested, report_unknown):
+                return False
+            continue
+        for item in value if kind == "repeated" else value.values():
+            if nested == STRING:
+                if not isinstance(item, str):
+                    return False
+            elif not isinstance(item, dict) or not is_clean(item, nested, report_unknown):
+                return False
     for group, members in plan.oneofs:
         chosen = 0
-        for name in members:
-            if obj.get(name) is not None:
+        for member in members:
+            if obj.get(member) is not None:
                 chosen += 1
         if chosen > 1 or (chosen == 0 and (message, group) in ONEOF_MUST_BE_SET):
             return False
     return top or not report_unknown or obj.keys() <= plan.names
-
-
-def _members_clean(value: Any, spec: FieldSpec, report_unknown: bool) -> bool:
-    element: str = spec.element  # type: ignore[assignment]
-    if spec.kind == "message":
-        return is_clean(value, element, report_unknown)
-    for item in value if spec.kind == "repeated" else value.values():
-        if element == STRING:
-            if not isinstance(item, str):
-                return False
-        elif not isinstance(item, dict) or not is_clean(item, element, report_unknown):
-            return False
-    return True
 
 
 def _check_message(obj: dict[str, Any], message: str, path: str, issues: list[Issue],
