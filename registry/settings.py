@@ -332,7 +332,7 @@ class RelaySettings:
     connect_timeout: float = 5.0
     lease_seconds: float = 60.0
     tick: float = 1.0
-    poll: float = 0.01
+    poll: float = 0.005
     batch: int = 64
     token_grace: float = 86_400.0
     jwt_max_age: float = 300.0

@@ -143,7 +143,7 @@ def ingest(sub_id: str) -> Response:
     bearer = _bearer(request.headers.get("Authorization"))
     tokens = tuple(t for t in [*(request.headers.get(h) for h in TOKEN_HEADERS), bearer] if t)
     accepted = _relay().ingress.accept(Notification(
-        sub_id, body, tokens, request.headers.get("Authorization"), relay_url(sub_id),
+        sub_id, body, tokens, request.headers.get("Authorization"), lambda: relay_url(sub_id),
     ))
     response = jsonify({"id": accepted.message_id, "subscriptionId": accepted.subscription_id,
                         "taskId": accepted.task_id, "kind": accepted.kind, "status": "accepted"})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,6 +30,7 @@ from registry.services.group_commit import GroupCommitter
 
 PG_CHANNEL = "agentdex_relay"
 SEQ_RETRIES = 5
+MAX_CACHED = 10_000
 S, M = RelaySubscription, RelayMessage
 
 
@@ -44,7 +46,7 @@ class Notification:
     body: bytes
     tokens: tuple[str, ...]  # secrets presented in X-A2A-Notification-Token, A2A-Notification-Token, Bearer
     authorization: str | None
-    audience: str  # the relay URL the agent was given (JWT `aud`)
+    audience: Callable[[], str]  # the relay URL the agent was given (JWT `aud`), built only when needed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +63,10 @@ class _Row:
     jti: str | None
 
 
+_SUBSCRIPTION = select(S.pk, S.id, S.status, S.task_id, S.auth_mode, S.token_hash, S.previous_token_hash,
+                       S.previous_token_until, S.agent_pk).where(S.id == bindparam("b_id"))
+_AGENT = select(Agent.pk, Agent.card_url, Agent.owner_id, Agent.jwks_url).where(Agent.pk == bindparam("b_pk"))
+_JTI = select(M.pk).where(M.subscription_pk == bindparam("b_sub"), M.jti == bindparam("b_jti"))
 _INSERT = insert(M).values(
     id=bindparam("b_id"), subscription_pk=bindparam("b_sub"), task_key=bindparam("b_task"),
     seq=select(func.coalesce(func.max(M.seq), 0) + 1)
@@ -73,8 +79,10 @@ _INSERT = insert(M).values(
 class RelayIngress:
     def __init__(self, engine: Engine, jwt: AgentJwtVerifier, limiter: RateLimiter, *,
                  first_delay: Callable[[], float] = lambda: 0.0, on_commit: Callable[[], None] = lambda: None,
-                 clock: Callable[[], dt.datetime] = utcnow, new_id: Callable[[], str] = new_message_id) -> None:
+                 clock: Callable[[], dt.datetime] = utcnow, monotonic: Callable[[], float] = time.monotonic,
+                 new_id: Callable[[], str] = new_message_id) -> None:
         self._engine = engine
+        self._subscriptions = SubscriptionCache(engine, monotonic=monotonic)
         self._jwt = jwt
         self._limiter = limiter
         self._first_delay = first_delay
@@ -84,11 +92,15 @@ class RelayIngress:
         self._notify_pg = engine.dialect.name == "postgresql"
         self._committer: GroupCommitter[_Row] = GroupCommitter(self._write_batch, self._write_one, max_batch=128)
 
+    def forget(self, sub_id: str) -> None:
+        """The subscription changed (deleted, disabled, rotated): read it afresh next time."""
+        self._subscriptions.forget(sub_id)
+
     def accept(self, notification: Notification) -> Accepted:
         """Raises NotFound, Unauthorized, TooManyRequests, InvalidNotification, TaskMismatch,
         ReplayedNotification."""
-        sub = self._subscription(notification.subscription_id)
-        jti = self._authenticate(sub, notification)
+        sub = self._authenticated(notification)
+        jti = self._jwt_id(sub, notification)
         wait = self._limiter.admit(sub.pk)
         if wait:
             seconds = retry_after_seconds(wait)
@@ -103,33 +115,32 @@ class RelayIngress:
 
     # -- checks ---------------------------------------------------------------------------
 
-    def _subscription(self, sub_id: str) -> Row[Any]:
-        with self._engine.connect() as conn:
-            row = conn.execute(
-                select(S.pk, S.id, S.status, S.task_id, S.auth_mode, S.token_hash, S.previous_token_hash,
-                       S.previous_token_until, S.agent_pk).where(S.id == sub_id)
-            ).first()
-        if row is None or row.status == "deleted":
-            raise errors.NotFound(f"no relay subscription {sub_id!r}")
-        return row
+    def _authenticated(self, notification: Notification) -> Row[Any]:
+        sub = self._subscriptions.get(notification.subscription_id)
+        if not self._token_ok(sub, notification):
+            # A token the cached row refuses may be one rotated in since: ask the database.
+            sub = self._subscriptions.get(notification.subscription_id, fresh=True)
+            if not self._token_ok(sub, notification):
+                raise errors.Unauthorized(
+                    "the relay token is missing or wrong: send it in X-A2A-Notification-Token, "
+                    "A2A-Notification-Token or Authorization: Bearer"
+                )
+        return sub
 
-    def _authenticate(self, sub: Row[Any], notification: Notification) -> str | None:
+    def _token_ok(self, sub: Row[Any], notification: Notification) -> bool:
         hashes = TokenHashes(sub.token_hash, sub.previous_token_hash, sub.previous_token_until)
         now = self._clock()
-        if not any(hashes.accepts(token, now) for token in notification.tokens):
-            raise errors.Unauthorized(
-                "the relay token is missing or wrong: send it in X-A2A-Notification-Token, "
-                "A2A-Notification-Token or Authorization: Bearer"
-            )
+        return any(hashes.accepts(token, now) for token in notification.tokens)
+
+    def _jwt_id(self, sub: Row[Any], notification: Notification) -> str | None:
         if sub.auth_mode != "jwt":
             return None
-        return self._jwt.verify(notification.authorization, self._binding(sub), notification.audience,
+        return self._jwt.verify(notification.authorization, self._binding(sub), notification.audience(),
                                 notification.body)
 
     def _binding(self, sub: Row[Any]) -> AgentBinding:
         with self._engine.connect() as conn:
-            agent = conn.execute(select(Agent.pk, Agent.card_url, Agent.owner_id, Agent.jwks_url)
-                                 .where(Agent.pk == sub.agent_pk)).first()
+            agent = conn.execute(_AGENT, {"b_pk": sub.agent_pk}).first()
         if agent is None:
             raise errors.Unauthorized("the agent left the catalog: no key is bound to it any more")
         return AgentBinding(agent.pk, agent.card_url, agent.owner_id, agent.jwks_url)
@@ -165,7 +176,42 @@ class RelayIngress:
 
     def _jti_seen(self, row: _Row) -> bool:
         with self._engine.connect() as conn:
-            return conn.scalar(select(M.pk).where(M.subscription_pk == row.values["b_sub"], M.jti == row.jti)) is not None
+            return conn.scalar(_JTI, {"b_sub": row.values["b_sub"], "b_jti": row.jti}) is not None
+
+
+class SubscriptionCache:
+    """Every notification needs its subscription's row; it is kept for `seconds` in this process.
+
+    The price: deleting or disabling a subscription in another process takes effect here up to
+    `seconds` later (a message accepted meanwhile is dead-lettered by the prune job); in this
+    process the change forgets the row at once. A rotation takes effect at once anywhere: a token
+    the cached row refuses is checked again against a fresh read.
+    """
+
+    def __init__(self, engine: Engine, *, seconds: float = 1.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._engine = engine
+        self._seconds = seconds
+        self._monotonic = monotonic
+        self._rows: dict[str, tuple[float, Row[Any]]] = {}
+
+    def forget(self, sub_id: str) -> None:
+        self._rows.pop(sub_id, None)
+
+    def get(self, sub_id: str, *, fresh: bool = False) -> Row[Any]:
+        """Raises NotFound for an unknown or deleted subscription."""
+        now = self._monotonic()
+        cached = None if fresh else self._rows.get(sub_id)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        with self._engine.connect() as conn:
+            row = conn.execute(_SUBSCRIPTION, {"b_id": sub_id}).first()
+        if row is None or row.status == "deleted":
+            self._rows.pop(sub_id, None)
+            raise errors.NotFound(f"no relay subscription {sub_id!r}")
+        if len(self._rows) >= MAX_CACHED:
+            self._rows.clear()
+        self._rows[sub_id] = (now + self._seconds, row)
+        return row
 
 
 def _parse(body: bytes) -> object:

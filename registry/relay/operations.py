@@ -101,8 +101,13 @@ class RelayOperations:
         return int(count)
 
     def prune(self) -> int:
-        """Delete delivered and dead messages (and their attempts) past the retention period."""
-        cutoff = self._clock() - self._retention
+        """Delete delivered and dead messages (and their attempts) past the retention period, and
+        dead-letter what reached a deleted subscription while the ingress still had it cached."""
+        now = self._clock()
+        cutoff = now - self._retention
+        with self._engine.begin() as conn:
+            conn.execute(update(M).where(M.state == "pending", M.subscription_pk.in_(select(S.pk).where(S.status == "deleted")))
+                         .values(state="dead", due_at=None, finished_at=now, last_error="the subscription was deleted"))
         removed = 0
         while True:
             old = (select(M.pk).where(M.received_at < cutoff, M.state != "pending", M.finished_at < cutoff)

@@ -67,13 +67,15 @@ SHOWN = (S.pk, S.id, S.agent_id, S.task_id, S.target_url, S.auth_mode, S.status,
 class SubscriptionService:
     def __init__(self, sessions: sessionmaker[Session], http: SafeHttpClient, box: SecretBox, *,
                  token_grace: float, clock: Callable[[], dt.datetime] = utcnow,
-                 new_id: Callable[[], str] = new_subscription_id) -> None:
+                 new_id: Callable[[], str] = new_subscription_id,
+                 on_change: Callable[[str], None] = lambda sub_id: None) -> None:
         self._sessions = sessions
         self._http = http
         self._box = box
         self._grace = dt.timedelta(seconds=token_grace)
         self._clock = clock
         self._new_id = new_id
+        self._on_change = on_change  # e.g. the ingress forgets its cached row at once
 
     def create(self, actor: Actor, request: SubscriptionRequest) -> IssuedSubscription:
         """Raises InvalidRequest, NotFound (agent), PushNotSupported, OutboundRefused (target)."""
@@ -120,6 +122,7 @@ class SubscriptionService:
                 previous_token_hash=S.token_hash, previous_token_until=now + self._grace,
                 token_hash=hash_relay_token(token), updated_at=now,
             ))
+        self._on_change(sub_id)
         return IssuedSubscription(self.get(actor, sub_id), token)
 
     def set_status(self, actor: Actor, sub_id: str, status: str) -> Row[Any]:
@@ -131,6 +134,7 @@ class SubscriptionService:
         with self._sessions.begin() as session:
             session.execute(update(S).where(S.pk == row.pk).values(status=status, status_reason=reason,
                                                                    updated_at=self._clock()))
+        self._on_change(sub_id)
         return self.get(actor, sub_id)
 
     def delete(self, actor: Actor, sub_id: str) -> None:
@@ -146,6 +150,7 @@ class SubscriptionService:
                 RelayMessage.subscription_pk == row.pk, RelayMessage.state == "pending",
             ).values(state="dead", due_at=None, finished_at=now, last_error="the subscription was deleted",
                      lease_owner=None, lease_until=None))
+        self._on_change(sub_id)
 
     def has_secrets(self, row: Row[Any]) -> dict[str, bool]:
         """Which client credentials are stored (never their values)."""

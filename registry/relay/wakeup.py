@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,8 @@ from sqlalchemy import Engine
 
 log = logging.getLogger(__name__)
 RECONNECT_DELAY = 1.0
+QUIET_AFTER = 1.0
+IDLE_FACTOR = 10
 
 
 class RelayWakeup:
@@ -81,21 +84,30 @@ class PgListener(ChangeWatcher):
 
 
 class SqliteChangeWatcher(ChangeWatcher):
-    def __init__(self, wakeup: RelayWakeup, engine: Engine, poll: float) -> None:
+    """Polls every `poll` seconds while the database is changing, `IDLE_FACTOR` times slower after
+    a quiet second: prompt under traffic, nearly free when idle."""
+
+    def __init__(self, wakeup: RelayWakeup, engine: Engine, poll: float,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         super().__init__(wakeup, "agentdex-relay-watch")
         self._engine = engine
         self._poll = poll
+        self._monotonic = monotonic
 
     def _watch(self) -> None:
         with self._engine.connect() as conn:
             raw = conn.connection.dbapi_connection
             assert raw is not None
-            seen = _data_version(raw)
-            while not self._stop.wait(self._poll):
+            seen, changed_at = _data_version(raw), self._monotonic()
+            while not self._stop.wait(self._interval(changed_at)):
                 version = _data_version(raw)
                 if version != seen:
-                    seen = version
+                    seen, changed_at = version, self._monotonic()
                     self._wakeup.notify()
+
+    def _interval(self, changed_at: float) -> float:
+        quiet = self._monotonic() - changed_at > QUIET_AFTER
+        return self._poll * IDLE_FACTOR if quiet else self._poll
 
 
 def _data_version(raw: Any) -> int:

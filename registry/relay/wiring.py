@@ -72,14 +72,17 @@ def build_relay(settings: Settings, engine: Engine, sessions: sessionmaker[Sessi
     rng = rng or random.Random()
     wakeup = RelayWakeup()
     verifier = AgentJwtVerifier(key_sources, max_age=relay.jwt_max_age, clock=clock)
-    subscriptions = SubscriptionService(sessions, http, box, token_grace=relay.token_grace, clock=clock)
+    ingress = RelayIngress(engine, verifier, RateLimiter(relay.rate, relay.burst, monotonic=monotonic),
+                           first_delay=lambda: policy.first_delay(rng), on_commit=wakeup.notify, clock=clock,
+                           monotonic=monotonic)
+    subscriptions = SubscriptionService(sessions, http, box, token_grace=relay.token_grace, clock=clock,
+                                        on_change=ingress.forget)
     poster = WebhookPoster(http, Ed25519WebhookSigner(webhook_key), timeout=relay.timeout,
                            max_response_bytes=MAX_RESPONSE_BYTES, clock=clock, monotonic=monotonic)
     in_memory = ":memory:" in settings.database_url
     return RelayServices(
         subscriptions=subscriptions,
-        ingress=RelayIngress(engine, verifier, RateLimiter(relay.rate, relay.burst, monotonic=monotonic),
-                             first_delay=lambda: policy.first_delay(rng), on_commit=wakeup.notify, clock=clock),
+        ingress=ingress,
         outbox=RelayOutbox(engine, poster, box, policy, lease_seconds=relay.lease_seconds, clock=clock, rng=rng),
         operations=RelayOperations(engine, subscriptions, retention=relay.retention, clock=clock,
                                    on_replay=wakeup.notify),

@@ -7,6 +7,8 @@ import json
 import pytest
 from sqlalchemy import select
 
+from registry.app import create_app
+from registry.container import build_services
 from registry.models import RelayMessage
 from tests.registry.relay.conftest import push, status_update, subscribe
 
@@ -136,3 +138,20 @@ def test_rotation_keeps_the_old_token_for_the_grace_period(client, relay_auth, s
 def test_a_disabled_subscription_still_accepts_so_nothing_is_lost(client, relay_auth, sub):
     client.patch(f"/v1/relay/subscriptions/{sub['id']}", json={"status": "disabled"}, headers=relay_auth)
     assert push(client, sub, status_update("task-1")).status_code == 202
+
+
+def test_deleting_refuses_at_once_though_the_subscription_was_cached(client, relay_auth, sub):
+    assert push(client, sub, status_update("task-1")).status_code == 202  # now cached by the ingress
+    client.delete(f"/v1/relay/subscriptions/{sub['id']}", headers=relay_auth)
+    assert push(client, sub, status_update("task-1")).status_code == 404
+
+
+def test_a_token_rotated_by_another_process_works_at_once(client, relay_auth, sub, settings):
+    assert push(client, sub, status_update("task-1")).status_code == 202  # now cached by this ingress
+    other = build_services(settings)  # another registry process on the same database
+    try:
+        other_client = create_app(services=other).test_client()
+        rotated = other_client.post(f"/v1/relay/subscriptions/{sub['id']}/rotate", headers=relay_auth).json
+    finally:
+        other.close()
+    assert push(client, sub, status_update("task-1"), token=rotated["relayToken"]).status_code == 202

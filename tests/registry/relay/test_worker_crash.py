@@ -63,7 +63,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing(relay, client, relay_auth, p
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
 
     def accept(n: int) -> None:  # one task's messages from one agent thread, in order
-        relay.ingress.accept(Notification(sub["id"], _body(n), (sub["relayToken"],), None, sub["relayUrl"]))
+        relay.ingress.accept(Notification(sub["id"], _body(n), (sub["relayToken"],), None, lambda: sub["relayUrl"]))
 
     with ThreadPoolExecutor(TASKS) as agents:
         list(agents.map(lambda task: [accept(n) for n in range(task, MESSAGES, TASKS)], range(TASKS)))
