@@ -19,7 +19,7 @@ import hashlib
 import hmac
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from joserfc import jwk, jws, jwt
@@ -98,22 +98,23 @@ class AgentJwtVerifier:
         """The JWT's `jti`. Raises Unauthorized saying what was wrong."""
         token = _bearer(authorization)
         header = _header(token)
-        keys = self._candidates(agent, header)
-        claims = _decode(token, header["alg"], keys)
+        claims = self._verified_claims(token, header, agent)
         self._check_claims(claims, audience, body)
         return str(claims["jti"])
 
-    def _candidates(self, agent: AgentBinding, header: dict[str, Any]) -> list[VerificationKey]:
-        resolver = self._resolver(agent)
-        keys: list[VerificationKey] = []
-        problems: list[str] = []
-        for lookup in resolver.resolve(header.get("kid"), header.get("jku")):
-            keys.extend(lookup.keys)
+    def _verified_claims(self, token: str, header: dict[str, Any], agent: AgentBinding) -> dict[str, Any]:
+        """Key sources are consulted in policy order and lazily: the first that verifies ends it."""
+        tried, problems = 0, []
+        for lookup in self._resolver(agent).resolve(header.get("kid"), header.get("jku")):
             problems.extend(lookup.problems)
-        if not keys:
+            tried += len(lookup.keys)
+            claims = _decode(token, header["alg"], lookup.keys)
+            if claims is not None:
+                return claims
+        if not tried:
             detail = "; ".join(problems) or "no key with this kid"
             raise Unauthorized(f"no key bound to the agent's card verifies this JWT: {detail}")
-        return keys
+        raise Unauthorized("the JWT's signature does not verify with the keys bound to the agent's card")
 
     def _resolver(self, agent: AgentBinding) -> KeyResolver:
         with self._lock:
@@ -162,7 +163,7 @@ def _header(token: str) -> dict[str, Any]:
     return header
 
 
-def _decode(token: str, alg: str, keys: list[VerificationKey]) -> dict[str, Any]:
+def _decode(token: str, alg: str, keys: Iterable[VerificationKey]) -> dict[str, Any] | None:
     for key in keys:
         try:
             with warnings.catch_warnings():
@@ -170,7 +171,7 @@ def _decode(token: str, alg: str, keys: list[VerificationKey]) -> dict[str, Any]
                 return dict(jwt.decode(token, jwk.import_key(public_jwk(key)), algorithms=[alg]).claims)
         except (JoseError, ValueError):
             continue
-    raise Unauthorized("the JWT's signature does not verify with the keys bound to the agent's card")
+    return None
 
 
 def _check_audience(aud: object, audience: str) -> None:

@@ -113,3 +113,12 @@ def test_409_when_a_jwt_is_replayed(client, sub, agent_key, clock):
     replay = _post(client, sub, BODY, token)
     assert replay.status_code == 409
     assert replay.json["error"]["code"] == "replayed"
+
+
+def test_a_key_the_owner_registered_for_the_agent_is_bound_too(client, auth, relay_auth, receiver, clock):
+    agent_id = register_agent(client, auth, "https://nojwks.example.com", name="Owned")  # nothing served there
+    key = generate_key("ES256")
+    registered = client.post("/v1/keys", json={"jwks": public_jwks([key]), "agentId": agent_id}, headers=auth)
+    assert registered.status_code == 201, registered.json
+    sub = subscribe(client, relay_auth, agent_id, receiver.url, authMode="jwt")
+    assert _post(client, sub, BODY, _jwt(key, clock, sub["relayUrl"], BODY)).status_code == 202
