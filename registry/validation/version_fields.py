@@ -56,7 +56,7 @@ def _stranger(name: str, known: frozenset[str], detection: Detection) -> Issue:
                           f"but this card is judged as {judged_as}; its clients ignore it")
     if name in _KNOWN_MISTAKES:
         return make_issue("unknown-field", path, f"`{name}` is not an A2A field: {_KNOWN_MISTAKES[name]}")
-    camel = [field for field in known if proto_name(field) == name]
+    camel = [field for field in sorted(known) if proto_name(field) == name]
     hint = f"; did you mean `{camel[0]}`? (JSON cards use lowerCamelCase names)" if camel else ""
     return make_issue("unknown-field", path, f"`{name}` is not a field of an A2A {judged_as} card{hint}")
 
