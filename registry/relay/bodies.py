@@ -49,8 +49,9 @@ def classify(body: object) -> PushBody:
     members = [name for name in body if name in _V1_MEMBERS]
     if members:
         return _stream_response(body, members)
-    if body.get("kind") in _V03_KINDS or ("id" in body and "status" in body):
-        kind, field = _V03_KINDS[body.get("kind", "task")]
+    legacy_kind = body.get("kind", "task")
+    if isinstance(legacy_kind, str) and legacy_kind in _V03_KINDS and ("kind" in body or "status" in body):
+        kind, field = _V03_KINDS[legacy_kind]
         return PushBody(kind, _task_id(body, field, required=kind != "message"), "0.3")
     raise InvalidNotification(
         "the body is neither an A2A v1.0 StreamResponse (task, statusUpdate, artifactUpdate, message) "

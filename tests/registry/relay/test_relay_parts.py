@@ -35,8 +35,17 @@ def test_classify_reads_kind_and_task(body, kind, task):
     assert (found.kind, found.task_id) == (kind, task)
 
 
+@pytest.mark.parametrize("body", [{"kind": ["task"]}, {"kind": {}}, {"id": "t", "status": {}, "kind": "weird"},
+                                  {"id": ["t"], "status": 1}, {"status": {}}])
+def test_classify_refuses_odd_shapes_with_a_typed_error(body):
+    with pytest.raises(InvalidNotification):
+        classify(body)
+
+
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.sampled_from(["kind", "id", "status", "taskId", "task", "statusUpdate", "message",
+                                                       "artifactUpdate", "x"]) | st.text(max_size=6), inner, max_size=4),
                     max_leaves=12))
 def test_classify_either_answers_or_refuses_with_a_typed_error(body):
     try:
