@@ -1,6 +1,7 @@
 """`agentdex card validate FILE_OR_URL`: judge an Agent Card offline with the registry's own validator.
 
-Exit codes (cli.exits): 0 the card is valid, 1 it is not, 2 usage (no such file, not JSON, a URL).
+Exit codes (cli.exits): 0 the card is valid, 1 it is not, 2 usage (no such file, not JSON),
+4 the URL could not be fetched.
 """
 
 from __future__ import annotations
@@ -26,12 +27,16 @@ STDIN = "-"
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @reports_errors
 def validate(source: str, as_json: bool) -> None:
-    """Validate the Agent Card in FILE (`-` reads standard input).
+    """Validate the Agent Card in FILE (`-` reads standard input) or at URL.
 
+    A URL is discovered like the registry does: the card URL itself, or the agent's
+    /.well-known/agent-card.json, then /.well-known/agent.json.
     Detects the protocol version (0.1, 0.2, 0.3, 1.0 and 1.0+0.3 hybrids) and lists every issue.
-    Exits 0 when the card is valid, 1 when it is not, 2 when the input cannot be read as JSON.
+    Exits 0 when the card is valid, 1 when it is not, 2 when the input cannot be read as JSON,
+    4 when the URL cannot be fetched.
 
-    Raises CliError (exit 2) for a missing or unreadable file, input that is not JSON, and URLs.
+    Raises CliError (exit 2) for a missing or unreadable file or input that is not JSON,
+    (exit 4) for a URL that cannot be fetched.
     """
     from registry.validation import validate_card  # lazy: `agentdex --help` should not load jsonschema
 
@@ -44,8 +49,7 @@ def validate(source: str, as_json: bool) -> None:
 
 def _read_source(source: str) -> bytes:
     if source.startswith(("http://", "https://")):
-        raise CliError("fetching URLs is not supported yet; save the card to a file and validate that",
-                       ExitCode.USAGE)
+        return _fetch(source)
     if source == STDIN:
         with click.open_file(STDIN, "rb") as stream:
             return stream.read()
@@ -55,6 +59,27 @@ def _read_source(source: str) -> bytes:
         raise CliError(f"no such file: {source}", ExitCode.USAGE) from None
     except OSError as error:
         raise CliError(f"cannot read {source}: {error.strerror or error}", ExitCode.USAGE) from None
+
+
+def _fetch(url: str) -> bytes:
+    """The card body at `url`, found with the registry's own discovery and outbound client.
+
+    The address policy of a server (no private or loopback targets) protects a registry from its
+    callers; on a person's own machine any address they name is theirs to check, so all are allowed.
+    """
+    import ipaddress
+
+    from registry.outbound import OutboundError, OutboundPolicy, SafeHttpClient
+    from registry.services.card_fetcher import CardFetcher, CardFetchError
+
+    policy = OutboundPolicy(
+        allow_http=True, allowed_networks=(ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
+    )
+    with SafeHttpClient(policy) as client:
+        try:
+            return CardFetcher(client).discover(url).body
+        except (CardFetchError, OutboundError) as error:
+            raise CliError(f"cannot fetch a card from {url}: {error}", ExitCode.UNREACHABLE) from None
 
 
 def _parse_json(raw: bytes, source: str) -> Any:

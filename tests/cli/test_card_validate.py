@@ -93,11 +93,19 @@ def test_a_directory_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> None
     assert "cannot read" in result.output
 
 
-@pytest.mark.parametrize("url", ["https://agent.example.com/.well-known/agent-card.json", "http://localhost/c"])
-def test_urls_are_not_fetched_yet(runner: CliRunner, url: str) -> None:
-    result = runner.invoke(cli, ["card", "validate", url])
-    assert result.exit_code == 2
-    assert "fetching URLs is not supported yet" in result.output
+def test_a_url_is_discovered_and_validated(runner: CliRunner, card_server) -> None:  # type: ignore[no-untyped-def]
+    card_server.serve_json("/.well-known/agent.json", sample_cards.v03())
+    result = runner.invoke(cli, ["card", "validate", card_server.base_url, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["protocolVersion"] == "0.3.0"
+    bad = card_server.serve_json("/bad.json", {"name": "half a card"})
+    assert runner.invoke(cli, ["card", "validate", bad]).exit_code == 1
+
+
+def test_a_url_that_cannot_be_fetched_exits_4(runner: CliRunner, card_server) -> None:  # type: ignore[no-untyped-def]
+    result = runner.invoke(cli, ["card", "validate", card_server.url("/missing.json")])
+    assert result.exit_code == 4
+    assert "cannot fetch a card" in result.output
 
 
 def test_no_argument_is_a_usage_error(runner: CliRunner) -> None:
