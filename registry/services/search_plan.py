@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, Select, column, exists, func, select, table, text
+from sqlalchemy import ColumnElement, Integer, Select, bindparam, column, exists, func, select, table, text
 from sqlalchemy.orm import Session
 
 from registry.models import Agent, AgentTerm
@@ -67,71 +67,99 @@ class SearchFilters:
     agent_conditions: tuple[ColumnElement[bool], ...] = ()  # on the agent's own columns (health)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Shape:
+    """What a search statement looks like, without its values: the key of the statement cache."""
+
+    driver: str  # "term", "any", "text" or "all"
+    term_probes: int
+    any_probe: bool
+    text_probe: bool
+    since: bool
+
+
 class SearchPlanner:
     def __init__(self, text_index: TextIndex, stats: TermStats) -> None:
         self._text = text_index
         self._stats = stats
+        self._shapes: dict[_Shape, Select[Any]] = {}
 
     def page_pks(self, session: Session, filters: SearchFilters, after: int, limit: int) -> list[int]:
         """Up to `limit` agent pks greater than `after`, ascending, matching every filter."""
         counts = sorted((self._stats.count(session, k, v), (k, v)) for k, v in filters.terms)
-        driver_pk, stmt, probed = self._driver(session, filters, counts)
-        for kind, value in (term for _, term in counts if term not in probed):
-            stmt = stmt.where(self._term_probe(driver_pk, kind, value))
-        if filters.any_tags and "any" not in probed:
-            stmt = stmt.where(self._any_probe(driver_pk, filters.any_tags))
-        if filters.text_query is not None and "text" not in probed:
-            stmt = stmt.where(self._text_probe(driver_pk, filters.text_query))
-        if filters.updated_since is not None:
-            stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, _AGENTS.c.updated_at >= filters.updated_since))
-        if filters.agent_conditions:
-            stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, *filters.agent_conditions))
-        return list(session.connection().scalars(stmt.where(driver_pk > after).order_by(driver_pk).limit(limit)))
+        driver = self._choose_driver(session, filters, counts)
+        probes = [term for _, term in counts if driver != "term" or term != counts[0][1]]
+        shape = _Shape(driver, len(probes), bool(filters.any_tags) and driver != "any",
+                       filters.text_query is not None and driver != "text", filters.updated_since is not None)
+        params: dict[str, Any] = {"after": after, "limit": limit, "q": filters.text_query,
+                                  "any": filters.any_tags, "since": filters.updated_since}
+        if driver == "term":
+            params["dk"], params["dv"] = counts[0][1]
+        for index, (kind, value) in enumerate(probes):
+            params[f"k{index}"], params[f"v{index}"] = kind, value
+        stmt = self._statement(shape) if not filters.agent_conditions else self._build(shape, filters.agent_conditions)
+        return list(session.connection().scalars(stmt, params))
 
-    def _driver(self, session: Session, filters: SearchFilters,
-                counts: list[tuple[int, tuple[str, str]]]) -> tuple[ColumnElement[int], Select[Any], set[Any]]:
+    def _choose_driver(self, session: Session, filters: SearchFilters, counts: list[tuple[int, tuple[str, str]]]) -> str:
         rarest = counts[0][0] if counts else None
         if filters.any_tags:
             any_count = sum(self._stats.count(session, "tag", t) for t in filters.any_tags)
             if rarest is None or any_count < rarest:
-                driver = _TERMS.alias("driver")
-                stmt = select(driver.c.agent_pk).distinct().where(driver.c.kind == "tag", driver.c.value.in_(filters.any_tags))
-                return driver.c.agent_pk, stmt, {"any"}
+                return "any"
         if filters.text_query is not None and (rarest is None or rarest > RARE_TERM):
-            return self._text_driver(filters.text_query)
-        if counts:
-            kind, value = counts[0][1]
-            driver = _TERMS.alias("driver")
-            stmt = select(driver.c.agent_pk).where(driver.c.kind == kind, driver.c.value == value)
-            return driver.c.agent_pk, stmt, {(kind, value)}
-        return _AGENTS.c.pk, select(_AGENTS.c.pk), set()
+            return "text"
+        return "term" if counts else "all"
 
-    def _text_driver(self, query: str) -> tuple[ColumnElement[int], Select[Any], set[Any]]:
-        if self._text.sqlite:
-            stmt = select(_FTS.c.rowid).where(text("agent_fts MATCH :q").bindparams(q=query))
-            return _FTS.c.rowid, stmt, {"text"}
-        stmt = select(_SEARCH.c.agent_pk).where(
-            text("to_tsvector('simple', agent_search.document) @@ to_tsquery('simple', :q)").bindparams(q=query)
-        )
-        return _SEARCH.c.agent_pk, stmt, {"text"}
+    def _statement(self, shape: _Shape) -> Select[Any]:
+        # Statements are cached by shape with bound values, so SQLAlchemy's compiled cache is hit
+        # and no aliases are rebuilt per request.
+        stmt = self._shapes.get(shape)
+        if stmt is None:
+            stmt = self._shapes[shape] = self._build(shape, ())
+        return stmt
 
-    @staticmethod
-    def _term_probe(driver_pk: ColumnElement[int], kind: str, value: str) -> ColumnElement[bool]:
-        probe = _TERMS.alias()
-        return exists().where(probe.c.agent_pk == driver_pk, probe.c.kind == kind, probe.c.value == value)
+    def _build(self, shape: _Shape, agent_conditions: tuple[ColumnElement[bool], ...]) -> Select[Any]:
+        driver_pk, stmt = self._driver_statement(shape.driver)
+        for index in range(shape.term_probes):
+            probe = _TERMS.alias(f"p{index}")
+            stmt = stmt.where(exists().where(probe.c.agent_pk == driver_pk, probe.c.kind == bindparam(f"k{index}"),
+                                             probe.c.value == bindparam(f"v{index}")))
+        if shape.any_probe:
+            probe = _TERMS.alias("pany")
+            stmt = stmt.where(exists().where(probe.c.agent_pk == driver_pk, probe.c.kind == "tag",
+                                             probe.c.value.in_(bindparam("any", expanding=True))))
+        if shape.text_probe:
+            stmt = stmt.where(self._text_probe(driver_pk))
+        if shape.since:
+            stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, _AGENTS.c.updated_at >= bindparam("since")))
+        if agent_conditions:
+            stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, *agent_conditions))
+        return stmt.where(driver_pk > bindparam("after")).order_by(driver_pk).limit(bindparam("limit"))
 
-    @staticmethod
-    def _any_probe(driver_pk: ColumnElement[int], tags: list[str]) -> ColumnElement[bool]:
-        probe = _TERMS.alias()
-        return exists().where(probe.c.agent_pk == driver_pk, probe.c.kind == "tag", probe.c.value.in_(tags))
+    def _driver_statement(self, driver: str) -> tuple[ColumnElement[int], Select[Any]]:
+        if driver == "any":
+            table = _TERMS.alias("driver")
+            stmt = select(table.c.agent_pk).distinct().where(
+                table.c.kind == "tag", table.c.value.in_(bindparam("any", expanding=True)))
+            return table.c.agent_pk, stmt
+        if driver == "term":
+            table = _TERMS.alias("driver")
+            stmt = select(table.c.agent_pk).where(table.c.kind == bindparam("dk"), table.c.value == bindparam("dv"))
+            return table.c.agent_pk, stmt
+        if driver == "text" and self._text.sqlite:
+            return _FTS.c.rowid, select(_FTS.c.rowid).where(text("agent_fts MATCH :q"))
+        if driver == "text":
+            return _SEARCH.c.agent_pk, select(_SEARCH.c.agent_pk).where(
+                text("to_tsvector('simple', agent_search.document) @@ to_tsquery('simple', :q)"))
+        return _AGENTS.c.pk, select(_AGENTS.c.pk)
 
-    def _text_probe(self, driver_pk: ColumnElement[int], query: str) -> ColumnElement[bool]:
+    def _text_probe(self, driver_pk: ColumnElement[int]) -> ColumnElement[bool]:
         if self._text.sqlite:
             # FTS5 answers "MATCH and rowid = ?" by seeking in the doclist, not by scanning it.
             fts = _FTS.alias("fts_probe")
-            return exists().where(fts.c.rowid == driver_pk, text("fts_probe.agent_fts MATCH :q").bindparams(q=query))
+            return exists().where(fts.c.rowid == driver_pk, text("fts_probe.agent_fts MATCH :q"))
         search = _SEARCH.alias("search_probe")
         return exists().where(
             search.c.agent_pk == driver_pk,
-            text("to_tsvector('simple', search_probe.document) @@ to_tsquery('simple', :q)").bindparams(q=query),
+            text("to_tsvector('simple', search_probe.document) @@ to_tsquery('simple', :q)"),
         )
