@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, func, or_, select
+from sqlalchemy import Row, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry.errors import InvalidRequest, NotFound
@@ -133,15 +133,13 @@ class DiscoveryService:
         if query.status != "any":
             terms.append(("status", query.status))
         any_tags = sorted({normalize_tag(t) for t in query.tags}) if query.match_any else []
-        return SearchFilters(terms, any_tags, text_query, query.updated_since, self._health_conditions(query))
+        return SearchFilters(terms, any_tags, text_query, query.updated_since, query.health, self._dead_cutoff(query))
 
-    def _health_conditions(self, query: AgentQuery) -> tuple[ColumnElement[bool], ...]:
-        conditions = [Agent.health_state == query.health] if query.health else []
-        if not query.include_dead and self._hide_dead_after is not None:
-            # Issue 5: agents down for longer than the operator's limit leave default search.
-            cutoff = self._clock() - dt.timedelta(seconds=self._hide_dead_after)
-            conditions.append(or_(Agent.health_state != "down", Agent.health_since >= cutoff))
-        return tuple(conditions)
+    def _dead_cutoff(self, query: AgentQuery) -> dt.datetime | None:
+        """Issue 5: agents down since before this time leave default search."""
+        if query.include_dead or self._hide_dead_after is None:
+            return None
+        return self._clock() - dt.timedelta(seconds=self._hide_dead_after)
 
     def get(self, agent_id: str) -> Row[Any]:
         """The agent as the API shows it. Raises NotFound."""

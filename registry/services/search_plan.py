@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, Select, bindparam, column, exists, func, select, table, text
+from sqlalchemy import ColumnElement, Integer, Select, bindparam, column, exists, func, or_, select, table, text
 from sqlalchemy.orm import Session
 
 from registry.models import Agent, AgentTerm
@@ -64,7 +64,8 @@ class SearchFilters:
     any_tags: list[str]
     text_query: str | None
     updated_since: Any = None
-    agent_conditions: tuple[ColumnElement[bool], ...] = ()  # on the agent's own columns (health)
+    health: str | None = None  # the agent's rolled-up health state
+    dead_cutoff: Any = None  # hide agents down since before this time
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +77,8 @@ class _Shape:
     any_probe: bool
     text_probe: bool
     since: bool
+    health: bool
+    hide_dead: bool
 
 
 class SearchPlanner:
@@ -90,15 +93,15 @@ class SearchPlanner:
         driver = self._choose_driver(session, filters, counts)
         probes = [term for _, term in counts if driver != "term" or term != counts[0][1]]
         shape = _Shape(driver, len(probes), bool(filters.any_tags) and driver != "any",
-                       filters.text_query is not None and driver != "text", filters.updated_since is not None)
-        params: dict[str, Any] = {"after": after, "limit": limit, "q": filters.text_query,
-                                  "any": filters.any_tags, "since": filters.updated_since}
+                       filters.text_query is not None and driver != "text", filters.updated_since is not None,
+                       filters.health is not None, filters.dead_cutoff is not None)
+        params: dict[str, Any] = {"after": after, "limit": limit, "q": filters.text_query, "any": filters.any_tags,
+                                  "since": filters.updated_since, "health": filters.health, "cutoff": filters.dead_cutoff}
         if driver == "term":
             params["dk"], params["dv"] = counts[0][1]
         for index, (kind, value) in enumerate(probes):
             params[f"k{index}"], params[f"v{index}"] = kind, value
-        stmt = self._statement(shape) if not filters.agent_conditions else self._build(shape, filters.agent_conditions)
-        return list(session.connection().scalars(stmt, params))
+        return list(session.connection().scalars(self._statement(shape), params))
 
     def _choose_driver(self, session: Session, filters: SearchFilters, counts: list[tuple[int, tuple[str, str]]]) -> str:
         rarest = counts[0][0] if counts else None
@@ -115,10 +118,10 @@ class SearchPlanner:
         # and no aliases are rebuilt per request.
         stmt = self._shapes.get(shape)
         if stmt is None:
-            stmt = self._shapes[shape] = self._build(shape, ())
+            stmt = self._shapes[shape] = self._build(shape)
         return stmt
 
-    def _build(self, shape: _Shape, agent_conditions: tuple[ColumnElement[bool], ...]) -> Select[Any]:
+    def _build(self, shape: _Shape) -> Select[Any]:
         driver_pk, stmt = self._driver_statement(shape.driver)
         for index in range(shape.term_probes):
             probe = _TERMS.alias(f"p{index}")
@@ -130,11 +133,21 @@ class SearchPlanner:
                                              probe.c.value.in_(bindparam("any", expanding=True))))
         if shape.text_probe:
             stmt = stmt.where(self._text_probe(driver_pk))
-        if shape.since:
-            stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, _AGENTS.c.updated_at >= bindparam("since")))
+        agent_conditions = self._agent_conditions(shape)
         if agent_conditions:
             stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, *agent_conditions))
         return stmt.where(driver_pk > bindparam("after")).order_by(driver_pk).limit(bindparam("limit"))
+
+    @staticmethod
+    def _agent_conditions(shape: _Shape) -> list[ColumnElement[bool]]:
+        conditions = []
+        if shape.since:
+            conditions.append(_AGENTS.c.updated_at >= bindparam("since"))
+        if shape.health:
+            conditions.append(_AGENTS.c.health_state == bindparam("health"))
+        if shape.hide_dead:
+            conditions.append(or_(_AGENTS.c.health_state != "down", _AGENTS.c.health_since >= bindparam("cutoff")))
+        return conditions
 
     def _driver_statement(self, driver: str) -> tuple[ColumnElement[int], Select[Any]]:
         if driver == "any":
