@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+from werkzeug.serving import make_server
 
 from registry.container import Services, build_services
 from registry.db import Base, make_engine
@@ -100,6 +102,17 @@ def card_server() -> Iterator[CardServer]:
     server = CardServer()
     yield server
     server.close()
+
+
+@pytest.fixture
+def registry_url(app) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The registry app served over real HTTP on loopback (for CLI tests)."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
 
 
 @pytest.fixture

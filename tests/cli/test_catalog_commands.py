@@ -4,26 +4,11 @@ the `agentdex` command driving both."""
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 
-import pytest
 from click.testing import CliRunner
-from werkzeug.serving import make_server
 
 from cli.main import cli
-from registry.app import create_app
 from tests.support.cards import make_card
-
-
-@pytest.fixture
-def registry_url(services) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    server = make_server("127.0.0.1", 0, create_app(services=services), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
 
 
 def run(*args: str, token: str | None = None, url: str) -> object:

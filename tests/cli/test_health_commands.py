@@ -4,27 +4,14 @@ end to end: a real registry on loopback, real agents on loopback."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 
 import pytest
 from click.testing import CliRunner
-from werkzeug.serving import make_server
 
 from cli.main import cli
-from registry.app import create_app
 from tests.support.a2a_agents import PlainAgent, SdkAgent, raw
 from tests.support.cards import make_card
-
-
-@pytest.fixture
-def registry_url(services) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    server = make_server("127.0.0.1", 0, create_app(services=services), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture

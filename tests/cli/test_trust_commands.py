@@ -4,30 +4,14 @@ against a real registry served on loopback."""
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import requests
 from click.testing import CliRunner, Result
-from werkzeug.serving import make_server
 
 from cli.main import cli
-from registry.app import create_app
-from registry.container import Services
 from signing import generate_key, public_jwks, sign_card
 from tests.support.cards import make_card
-
-
-@pytest.fixture
-def registry_url(services: Services) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, create_app(services=services), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
 
 
 def run(url: str, *args: str, token: str | None = None) -> Result:
