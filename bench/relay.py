@@ -43,9 +43,11 @@ class Sink:
         self.arrivals: dict[str, float] = {}
         self.count = 0
         self._cond = threading.Condition()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(), bind_and_activate=False)
         self._httpd.daemon_threads = True
-        self._httpd.request_queue_size = 256
+        self._httpd.request_queue_size = 256  # before listen(): the worker opens many connections at once
+        self._httpd.server_bind()
+        self._httpd.server_activate()
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
 
     @property

@@ -20,6 +20,7 @@ from registry.relay.wakeup import ChangeWatcher, RelayWakeup
 log = logging.getLogger(__name__)
 
 RELAY_DELIVERY = "relay-delivery"
+STOP_CHECK = 1.0
 MAX_PASSES = 1_000  # a bound against a bug that records without progress; the next tick continues
 
 
@@ -66,7 +67,8 @@ class RelayDeliveryJob:
             watcher.start()
         try:
             while not ctx.stopping.is_set():
-                if self._wakeup.wait(timeout=self.every):
+                # Waking at least every second lets a stopped worker's thread end promptly.
+                if self._wakeup.wait(timeout=min(self.every, STOP_CHECK)) and not ctx.stopping.is_set():
                     self._drain_woken(ctx)
         finally:
             if watcher is not None:

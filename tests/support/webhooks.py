@@ -40,9 +40,13 @@ class WebhookReceiver:
         self.received: list[Received] = []
         self._cond = threading.Condition()
         self._release = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        # The listen backlog is set before listen(): many workers connect at once, and a full
+        # backlog drops connections until the client's connect timeout.
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(), bind_and_activate=False)
         self._httpd.daemon_threads = True
         self._httpd.request_queue_size = 128
+        self._httpd.server_bind()
+        self._httpd.server_activate()
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     @property
