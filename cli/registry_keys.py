@@ -7,28 +7,14 @@ Exit codes (cli.exits): 0 ok, 1 the registry refused (a concurrent rotation), 2 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
 from cli.exits import CliError, ExitCode, reports_errors
 from cli.keys import keys
+from cli.local import local_services
 
 ALGORITHMS = ("EdDSA", "ES256", "ES384", "PS256", "RS256")
-
-
-def _registry_keys() -> Any:
-    from registry.container import build_services
-    from registry.migrate import is_empty, upgrade
-    from registry.settings import Settings, SettingsError
-
-    try:
-        services = build_services(Settings.from_env())
-    except SettingsError as error:
-        raise CliError(f"configuration: {error}", ExitCode.USAGE) from None
-    if is_empty(services.engine):
-        upgrade(services.engine)
-    return services
 
 
 @keys.command("rotate")
@@ -40,7 +26,7 @@ def rotate(alg: str | None, as_json: bool) -> None:
     """Create a new active registry key; the old one stays published for the grace period."""
     from registry.errors import RegistryError
 
-    services = _registry_keys()
+    services = local_services()
     try:
         info = services.registry_keys.rotate(alg or services.settings.trust.endorsement_alg)
     except RegistryError as error:
@@ -59,7 +45,7 @@ def rotate(alg: str | None, as_json: bool) -> None:
 @reports_errors
 def list_keys(as_json: bool) -> None:
     """The registry's signing keys, newest first: active, retired (still published) or expired."""
-    services = _registry_keys()
+    services = local_services()
     try:
         infos = services.registry_keys.list()
     finally:

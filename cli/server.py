@@ -5,15 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.exits import CliError, ExitCode, reports_errors
-
-
-def _settings():  # type: ignore[no-untyped-def]
-    from registry.settings import Settings, SettingsError
-
-    try:
-        return Settings.from_env()
-    except SettingsError as error:
-        raise CliError(f"configuration: {error}", ExitCode.USAGE) from None
+from cli.local import load_settings
 
 
 @click.group()
@@ -28,7 +20,7 @@ def db_upgrade() -> None:
     from registry.db import make_engine
     from registry.migrate import current_revisions, upgrade
 
-    engine = make_engine(_settings().database_url)
+    engine = make_engine(load_settings().database_url)
     upgrade(engine)
     click.echo(f"database at revision {', '.join(sorted(current_revisions(engine)))}")
 
@@ -54,7 +46,7 @@ def serve(host: str, port: int, threads: int, jobs: bool) -> None:
     from registry.app import create_app
     from registry.container import build_services
 
-    settings = _settings()
+    settings = load_settings()
     services = build_services(settings)
     _prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
     admin = services.tokens.bootstrap_admin()

@@ -7,6 +7,7 @@ import json
 import click
 
 from cli.exits import CliError, ExitCode, reports_errors
+from cli.local import local_services
 
 
 @click.group()
@@ -22,17 +23,9 @@ def tokens() -> None:
 @reports_errors
 def create(name: str, scopes: tuple[str, ...], principal: str | None, as_json: bool) -> None:
     """Create a token; it is printed once and stored only as a hash."""
-    from registry.container import build_services
     from registry.errors import RegistryError
-    from registry.migrate import is_empty, upgrade
-    from registry.settings import Settings, SettingsError
 
-    try:
-        services = build_services(Settings.from_env())
-    except SettingsError as error:
-        raise CliError(f"configuration: {error}", ExitCode.USAGE) from None
-    if is_empty(services.engine):
-        upgrade(services.engine)
+    services = local_services()
     try:
         issued = services.tokens.create(name, scopes, principal)
     except RegistryError as error:

@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 from cli.exits import reports_errors
-from cli.server import _prepare_schema, _settings
+from cli.local import load_settings
+from cli.server import _prepare_schema
 
 JOB_CHOICES = ("health-probe", "recrawl", "prune-health-checks", "relay-delivery",
                "prune-relay-messages")  # registry.jobs.schedule.JOB_NAMES
@@ -39,7 +40,7 @@ def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int) -> 
     from registry.jobs.schedule import scheduled_jobs
     from registry.jobs.worker import Worker
 
-    settings = _settings()
+    settings = load_settings()
     services = build_services(settings)
     _prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
     jobs = [job for job in scheduled_jobs(services) if not names or job.name in names]
