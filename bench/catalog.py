@@ -125,9 +125,11 @@ def text_queries(rng: random.Random, count: int) -> list[str]:
     return [f"/v1/agents?q={'+'.join(rng.sample(WORDS, rng.randint(1, 2)))}&limit=50" for _ in range(count)]
 
 
-def run(database_url: str, label: str, small: int, large: int, clients: int, queries: int, table: Table) -> None:
+def run(database_url: str, label: str, args: argparse.Namespace, table: Table) -> None:
+    small, large, clients, queries = args.small, args.large, args.clients, args.queries
     rng = random.Random(7)
-    with registry_server(database_url) as (port, token, env):
+    server = registry_server(database_url, workers=args.server_workers, worker_class=args.worker_class)
+    with server as (port, token, env):
         register_one_by_one(port, token, items(rng, 0, small), clients, table, label)
         query_latency(port, tag_pairs(port, rng, queries), table, f"{label}: tag query, 2 tags, {small:,} agents")
         query_latency(port, text_queries(rng, queries), table, f"{label}: text query, {small:,} agents")
@@ -149,14 +151,16 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
     parser.add_argument("--skip-sqlite", action="store_true")
+    parser.add_argument("--server-workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--worker-class", default="gthread", choices=["gthread", "sync"])
     args = parser.parse_args()
     table = Table()
     if not args.skip_sqlite:
         with tempfile.TemporaryDirectory() as tmp:
-            run(f"sqlite:///{tmp}/bench.db", "sqlite", args.small, args.large, args.clients, args.queries, table)
+            run(f"sqlite:///{tmp}/bench.db", "sqlite", args, table)
     if args.postgres:
         reset_postgres(args.postgres)
-        run(args.postgres, "postgres", args.small, args.large, args.clients, args.queries, table)
+        run(args.postgres, "postgres", args, table)
     table.print("python " + " ".join(sys.argv))
 
 

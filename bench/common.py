@@ -75,8 +75,14 @@ def cli(env: dict[str, str], *args: str) -> str:
 
 
 @contextlib.contextmanager
-def registry_server(database_url: str, *, workers: int = 2, threads: int = 4) -> Iterator[tuple[int, str, dict[str, str]]]:
-    """Migrate `database_url`, create a write token, run gunicorn; yield (port, token, env)."""
+def registry_server(database_url: str, *, workers: int = 2, threads: int = 4,
+                    worker_class: str = "gthread") -> Iterator[tuple[int, str, dict[str, str]]]:
+    """Migrate `database_url`, create a write token, run gunicorn; yield (port, token, env).
+
+    With `gthread` workers a kept-alive connection stays with the process that accepted it, so a
+    few busy connections can all land on one process; `sync` workers close each connection and
+    every request is accepted by whichever process is free.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "AGENTDEX_DATABASE_URL": database_url, "AGENTDEX_SECRET_KEY": "bench-secret-key-0123456789",
                "AGENTDEX_ALLOWED_NETWORKS": "127.0.0.0/8", "AGENTDEX_ALLOW_HTTP": "true", "AGENTDEX_MAX_BODY_BYTES": str(64 << 20)}
@@ -85,7 +91,8 @@ def registry_server(database_url: str, *, workers: int = 2, threads: int = 4) ->
         port = free_port()
         log = open(Path(tmp) / "server.log", "w")
         server = subprocess.Popen(
-            [str(BIN / "gunicorn"), "-w", str(workers), "-k", "gthread", "--threads", str(threads),
+            [str(BIN / "gunicorn"), "-w", str(workers), "-k", worker_class,
+             *(["--threads", str(threads)] if worker_class == "gthread" else []),
              "-b", f"127.0.0.1:{port}", "--log-level", "warning", "registry.wsgi:app"],
             env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         )
