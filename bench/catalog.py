@@ -12,14 +12,13 @@ import json
 import random
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import Http, Table, cli, registry_server  # noqa: E402
+from bench.common import Http, Table, cli, post_cards, registry_server  # noqa: E402
 
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
          "quebec romeo sierra tango uniform victor whiskey xray yankee zulu weather travel finance legal "
@@ -66,30 +65,8 @@ def items(rng: random.Random, start: int, count: int) -> list[dict[str, Any]]:
 
 
 def register_one_by_one(port: int, token: str, batch: list[dict[str, Any]], clients: int, table: Table, label: str) -> None:
-    latencies: list[float] = []
-    lock = threading.Lock()
-    failures: list[Any] = []
-
-    def work(part: list[dict[str, Any]]) -> None:
-        http, mine = Http(port, token), []
-        for item in part:
-            t0 = time.perf_counter()
-            status, body = http.request("POST", "/v1/agents", item)
-            mine.append((time.perf_counter() - t0) * 1000)
-            if status != 201:
-                failures.append(body)
-        with lock:
-            latencies.extend(mine)
-
-    threads = [threading.Thread(target=work, args=(batch[i::clients],)) for i in range(clients)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if failures:
-        raise RuntimeError(f"{len(failures)} registrations failed, e.g. {failures[0]}")
-    table.add(f"{label}: register, 1 card/request, {clients} connections", len(batch), time.perf_counter() - t0, latencies)
+    seconds, latencies = post_cards(port, token, batch, clients)
+    table.add(f"{label}: register, 1 card/request, {clients} connections", len(batch), seconds, latencies)
 
 
 def import_file(env: dict[str, str], port: int, token: str, batch: list[dict[str, Any]], table: Table, label: str) -> None:

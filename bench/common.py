@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,6 +69,42 @@ class Http:
         response = self.conn.getresponse()
         raw = response.read()
         return response.status, (json.loads(raw) if raw else None)
+
+
+def post_cards(port: int, token: str, items: list[dict[str, Any]], clients: int,
+               timeout: float = 1800.0) -> tuple[float, list[float]]:
+    """Register each item with its own `POST /v1/agents` over `clients` keep-alive connections.
+
+    Returns (wall seconds, latencies in ms). Raises RuntimeError when a registration fails or the
+    phase outlasts `timeout` (benchmarks stop by themselves).
+    """
+    latencies: list[float] = []
+    failures: list[Any] = []
+    lock = threading.Lock()
+
+    def work(part: list[dict[str, Any]]) -> None:
+        http, mine = Http(port, token), []
+        for item in part:
+            t0 = time.perf_counter()
+            status, body = http.request("POST", "/v1/agents", item)
+            mine.append((time.perf_counter() - t0) * 1000)
+            if status != 201:
+                failures.append(body)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=work, args=(items[i::clients],), daemon=True) for i in range(clients)]
+    t0 = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=max(1.0, timeout - (time.perf_counter() - t0)))
+    wall = time.perf_counter() - t0
+    if any(thread.is_alive() for thread in threads):
+        raise RuntimeError(f"registration did not finish within {timeout:.0f} s")
+    if failures:
+        raise RuntimeError(f"{len(failures)} registrations failed, e.g. {failures[0]}")
+    return wall, latencies
 
 
 def cli(env: dict[str, str], *args: str) -> str:

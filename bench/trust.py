@@ -20,7 +20,6 @@ import os
 import random
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalog import make_card, reset_postgres  # noqa: E402
-from bench.common import Http, Table, registry_server  # noqa: E402
+from bench.common import Http, Table, post_cards, registry_server  # noqa: E402
 from registry.services.trust_endorse import attestation_digest  # noqa: E402
 from signing import (  # noqa: E402
     CardPayloads,
@@ -77,33 +76,9 @@ def server_cpu_seconds(port: int) -> float:
 
 def register(port: int, token: str, items: list[dict[str, Any]], clients: int) -> tuple[float, list[float], float]:
     """(wall seconds, latencies in ms, server CPU seconds) for one request per card."""
-    latencies: list[float] = []
-    failures: list[Any] = []
-    lock = threading.Lock()
-
-    def work(part: list[dict[str, Any]]) -> None:
-        http, mine = Http(port, token), []
-        for item in part:
-            t0 = time.perf_counter()
-            status, body = http.request("POST", "/v1/agents", item)
-            mine.append((time.perf_counter() - t0) * 1000)
-            if status != 201:
-                failures.append(body)
-        with lock:
-            latencies.extend(mine)
-
-    threads = [threading.Thread(target=work, args=(items[i::clients],), daemon=True) for i in range(clients)]
-    cpu0, t0 = server_cpu_seconds(port), time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=max(1.0, PHASE_TIMEOUT - (time.perf_counter() - t0)))
-    wall, cpu = time.perf_counter() - t0, server_cpu_seconds(port) - cpu0
-    if any(thread.is_alive() for thread in threads):
-        raise RuntimeError(f"registration did not finish within {PHASE_TIMEOUT:.0f} s")
-    if failures:
-        raise RuntimeError(f"{len(failures)} registrations failed, e.g. {failures[0]}")
-    return wall, latencies, cpu
+    cpu0 = server_cpu_seconds(port)
+    wall, latencies = post_cards(port, token, items, clients, timeout=PHASE_TIMEOUT)
+    return wall, latencies, server_cpu_seconds(port) - cpu0
 
 
 def read_endorsed(port: int, ids: list[str], table: Table, label: str) -> None:
