@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.card import card
-from cli.card_validate import _parse_json
 from cli.exits import CliError, ExitCode, exit_code_for, reports_errors
+from cli.files import STDIO, parse_json, read_bytes
 
 if TYPE_CHECKING:
     from signing import KeyResolver, VerificationResult
 
-STDIO = "-"
 FORMS = ("sdk", "strict", "plain")
 
 
@@ -38,19 +37,6 @@ def signing_errors() -> Iterator[None]:
         yield
     except SigningError as error:
         raise CliError(str(error), exit_code_for(error)) from error
-
-
-def read_bytes(source: str, what: str) -> bytes:
-    """Bytes of a file or standard input (`-`). Raises CliError (exit 2) if it cannot be read."""
-    if source == STDIO:
-        with click.open_file(STDIO, "rb") as stream:
-            return stream.read()
-    try:
-        return Path(source).read_bytes()
-    except FileNotFoundError:
-        raise CliError(f"no such {what} file: {source}", ExitCode.USAGE) from None
-    except OSError as error:
-        raise CliError(f"cannot read {source}: {error.strerror or error}", ExitCode.USAGE) from None
 
 
 def write_stdout(data: bytes) -> None:
@@ -70,7 +56,7 @@ def password_from(env_name: str | None) -> bytes | None:
 
 
 def _read_card(source: str) -> dict[str, Any]:
-    document = _parse_json(read_bytes(source, "card"), source)
+    document = parse_json(read_bytes(source, "card"), source)
     if not isinstance(document, dict):
         raise CliError(f"{source}: an Agent Card must be a JSON object", ExitCode.FAILED)
     return document

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.card import card
 from cli.exits import CliError, ExitCode, reports_errors
+from cli.files import STDIO, parse_json, read_bytes
 
 if TYPE_CHECKING:
     from registry.validation import ValidationReport
 
-STDIN = "-"
 
 
 @card.command("validate")
@@ -41,7 +40,7 @@ def validate(source: str, as_json: bool) -> None:
     from registry.validation import validate_card  # lazy: `agentdex --help` should not load jsonschema
 
     raw = _read_source(source)
-    report = validate_card(_parse_json(raw, source), raw_size=len(raw))
+    report = validate_card(parse_json(raw, source), raw_size=len(raw))
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else describe_report(report, source))
     if not report.valid:
         sys.exit(int(ExitCode.FAILED))
@@ -50,15 +49,7 @@ def validate(source: str, as_json: bool) -> None:
 def _read_source(source: str) -> bytes:
     if source.startswith(("http://", "https://")):
         return _fetch(source)
-    if source == STDIN:
-        with click.open_file(STDIN, "rb") as stream:
-            return stream.read()
-    try:
-        return Path(source).read_bytes()
-    except FileNotFoundError:
-        raise CliError(f"no such file: {source}", ExitCode.USAGE) from None
-    except OSError as error:
-        raise CliError(f"cannot read {source}: {error.strerror or error}", ExitCode.USAGE) from None
+    return read_bytes(source)
 
 
 def _fetch(url: str) -> bytes:
@@ -82,22 +73,9 @@ def _fetch(url: str) -> bytes:
             raise CliError(f"cannot fetch a card from {url}: {error}", ExitCode.UNREACHABLE) from None
 
 
-def _parse_json(raw: bytes, source: str) -> Any:
-    name = "standard input" if source == STDIN else source
-    try:
-        return json.loads(raw)
-    except UnicodeDecodeError:
-        raise CliError(f"{name} is not JSON: it is not UTF-8 text", ExitCode.USAGE) from None
-    except json.JSONDecodeError as error:
-        raise CliError(f"{name} is not JSON: {error.msg} at line {error.lineno}, column {error.colno}",
-                       ExitCode.USAGE) from None
-    except RecursionError:
-        raise CliError(f"{name} is nested too deeply to be an Agent Card", ExitCode.USAGE) from None
-
-
 def describe_report(report: ValidationReport, source: str) -> str:
     """The human form: a verdict line with the detected version, then one line per issue."""
-    name = "standard input" if source == STDIN else source
+    name = "standard input" if source == STDIO else source
     version = f"A2A {report.protocol_version}" if report.protocol_version else "unknown A2A version"
     if report.flavor and report.flavor != report.protocol_version:
         version += f" (judged as {report.flavor})"

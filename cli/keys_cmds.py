@@ -10,8 +10,9 @@ import os
 
 import click
 
-from cli.card_signing import STDIO, password_from, read_bytes, signing_errors, write_stdout
+from cli.card_signing import password_from, signing_errors, write_stdout
 from cli.exits import CliError, ExitCode, reports_errors
+from cli.files import STDIO, read_bytes
 from cli.keys import keys
 
 ALGORITHMS = ("EdDSA", "ES256", "ES384", "PS256", "RS256")
