@@ -27,6 +27,21 @@ AGENT_PATH = "/a2a"
 CARD_PATH = "/.well-known/agent-card.json"
 
 
+def serve_in_thread(app: Any, sock: socket.socket, what: str) -> tuple[Any, threading.Thread]:
+    """Run an ASGI app under uvicorn on `sock` in a daemon thread; return once it accepts."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:  # start-up, not the behaviour under test
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError(f"{what} did not start")
+        time.sleep(0.005)
+    return server, thread
+
+
 def _listening_socket(port: int = 0) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -94,19 +109,9 @@ class SdkAgent:
         return card
 
     def start(self) -> None:
-        import uvicorn
-
         if self._sock is None:
             self._sock = _listening_socket(self.port)
-        config = uvicorn.Config(self._app(), log_level="critical", lifespan="off", access_log=False)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:  # start-up, not the behaviour under test
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the SDK agent did not start")
-            time.sleep(0.005)
+        self._server, self._thread = serve_in_thread(self._app(), self._sock, "the SDK agent")
 
     def stop(self) -> None:
         if self._server is not None:

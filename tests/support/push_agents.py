@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from typing import Any
 
+from tests.support.a2a_agents import serve_in_thread
 from tests.support.cards import make_card
 
 AGENT_PATH = "/a2a"
@@ -48,17 +48,7 @@ class PushSdkAgent:
         self._sock.close()
 
     def _start(self) -> None:
-        import uvicorn
-
-        config = uvicorn.Config(self._app(), log_level="critical", lifespan="off", access_log=False)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:  # start-up, not the behaviour under test
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the SDK push agent did not start")
-            time.sleep(0.005)
+        self._server, self._thread = serve_in_thread(self._app(), self._sock, "the SDK push agent")
 
     def _app(self) -> Any:
         import httpx
