@@ -47,7 +47,7 @@ def serve(host: str, port: int, threads: int, jobs: bool) -> None:
     from registry.container import build_services
 
     settings = load_settings()
-    services = build_services(settings)
+    services = build_services(settings, long_running=True)
     _prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
     admin = services.tokens.bootstrap_admin()
     if admin is not None:

@@ -41,7 +41,7 @@ def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int) -> 
     from registry.jobs.worker import Worker
 
     settings = load_settings()
-    services = build_services(settings)
+    services = build_services(settings, long_running=True)
     _prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
     jobs = [job for job in scheduled_jobs(services) if not names or job.name in names]
     runner = Worker(jobs, threads=settings.worker.threads)

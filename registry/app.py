@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Flask
+from flask.sessions import SessionInterface
 
 from registry.api import agents, catalog, health, relay, trust, wellknown
 from registry.api.errors import register_error_handlers
@@ -29,6 +30,18 @@ def register_config(app: Flask, settings: Settings) -> None:
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.json.compact = True  # type: ignore[attr-defined]
+    app.session_interface = NoSessions()
+
+
+class NoSessions(SessionInterface):
+    """The API authenticates every request with a bearer token and keeps no cookie session, so
+    no request pays for opening and signing one."""
+
+    def open_session(self, app, request):  # type: ignore[no-untyped-def]
+        return self.make_null_session(app)
+
+    def save_session(self, app, session, response):  # type: ignore[no-untyped-def]
+        return None
 
 
 def register_services(app: Flask, services: Services) -> None:

@@ -7,7 +7,7 @@ import dataclasses
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry.db import make_engine, make_session_factory
+from registry.db import WalCheckpointer, make_engine, make_session_factory, sqlite_path
 from registry.outbound import OutboundPolicy, SafeHttpClient
 from registry.relay.agent_jwt import card_key_sources
 from registry.relay.wiring import RelayServices, build_relay
@@ -49,9 +49,12 @@ class Services:
     trust: TrustService
     trust_reads: TrustReads
     relay: RelayServices
+    checkpointer: WalCheckpointer | None = None
 
     def close(self) -> None:
         self.relay.close()
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
         self.engine.dispose()
 
 
@@ -124,8 +127,11 @@ def trust_service(settings: Settings, engine: Engine, sessions: sessionmaker[Ses
     return TrustService(engine, policy, owner_keys, endorser, require_signatures=settings.trust.require_signatures)
 
 
-def build_services(settings: Settings) -> Services:
-    engine = make_engine(settings.database_url)
+def build_services(settings: Settings, *, long_running: bool = False) -> Services:
+    """Wire every service. `long_running` (web and worker processes): SQLite WAL checkpoints
+    run in a background thread instead of inside whichever commit crosses the threshold."""
+    engine = make_engine(settings.database_url, background_checkpoints=long_running)
+    database_file = sqlite_path(engine) if long_running else None
     sessions = make_session_factory(engine)
     http = SafeHttpClient(outbound_policy(settings))
     limits = card_limits(settings)
@@ -150,4 +156,5 @@ def build_services(settings: Settings) -> Services:
         trust=trust,
         trust_reads=TrustReads(engine, trust.endorser, require_signatures=settings.trust.require_signatures),
         relay=relay_services(settings, engine, sessions, http, keys, trust),
+        checkpointer=WalCheckpointer(database_file).start() if database_file else None,
     )

@@ -1,12 +1,33 @@
-"""Engine and session factory. SQLite runs in WAL mode; PostgreSQL through psycopg 3."""
+"""Engine and session factory. SQLite runs in WAL mode; PostgreSQL through psycopg 3.
+
+SQLite has one writer at a time. Two things keep concurrent writers from paying more than that:
+`writer_lock` queues a process's batched writers on an OS file lock (woken as soon as it is free)
+instead of SQLite's busy handler (which sleeps 1, 2, 5, 10… ms and retries), and
+`WalCheckpointer` moves WAL checkpoints (page copies and fsyncs) off the committing request.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import logging
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, MetaData, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import StaticPool
+
+log = logging.getLogger(__name__)
+
+# With a background checkpointer the committing connection only checkpoints as a backstop, when
+# the WAL has grown past this many pages (~40 MB) because the checkpointer fell behind.
+BACKSTOP_CHECKPOINT_PAGES = 10_000
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -21,8 +42,12 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-def make_engine(database_url: str) -> Engine:
-    """Create the engine for a database URL, with the pragmas SQLite needs for a web server."""
+def make_engine(database_url: str, *, background_checkpoints: bool = False) -> Engine:
+    """Create the engine for a database URL, with the pragmas SQLite needs for a web server.
+
+    `background_checkpoints`: the caller runs a `WalCheckpointer` for this (file) database, so
+    commits leave checkpointing to it.
+    """
     options: dict[str, Any] = {"future": True}
     if database_url.startswith("sqlite"):
         if ":memory:" in database_url or database_url in ("sqlite://", "sqlite:///"):
@@ -31,6 +56,8 @@ def make_engine(database_url: str) -> Engine:
             options["connect_args"] = {"check_same_thread": False, "timeout": 30}
         engine = create_engine(database_url, **options)
         event.listen(engine, "connect", _sqlite_pragmas)
+        if background_checkpoints:
+            event.listen(engine, "connect", _backstop_checkpoints)
         return engine
     if database_url.startswith("postgresql://"):
         database_url = "postgresql+psycopg://" + database_url[len("postgresql://") :]
@@ -47,6 +74,98 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+
+
+def _backstop_checkpoints(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_CHECKPOINT_PAGES}")
+
+
+def sqlite_path(engine: Engine) -> Path | None:
+    """The database file of a file-backed SQLite engine, else None."""
+    if engine.dialect.name != "sqlite" or engine.url.database in (None, "", ":memory:"):
+        return None
+    return Path(engine.url.database)
+
+
+class WriterLock:
+    """Serialises one database's batched writers across threads and processes (SQLite only).
+
+    A thread lock for this process, then `flock` on `<database>-writer.lock` for the others.
+    PostgreSQL takes row locks itself, so there the lock does nothing.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self._path = None if path is None else path.with_name(path.name + "-writer.lock")
+        self._thread_lock = threading.Lock()
+        self._fd: int | None = None
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        if self._path is None:
+            yield
+            return
+        with self._thread_lock:
+            fd = self._file()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _file(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        return self._fd
+
+
+_writer_locks: weakref.WeakKeyDictionary[Engine, WriterLock] = weakref.WeakKeyDictionary()
+_writer_locks_guard = threading.Lock()
+
+
+def writer_lock(engine: Engine) -> WriterLock:
+    """The one WriterLock of this engine in this process (shared by its group committers)."""
+    with _writer_locks_guard:
+        lock = _writer_locks.get(engine)
+        if lock is None:
+            lock = _writer_locks[engine] = WriterLock(sqlite_path(engine))
+        return lock
+
+
+class WalCheckpointer:
+    """Checkpoints a SQLite WAL from a background thread every `interval` seconds.
+
+    PASSIVE checkpoints never block readers or writers; the committing requests no longer copy
+    pages and fsync when the WAL crosses SQLite's 1,000-page default.
+    """
+
+    def __init__(self, path: Path, interval: float = 0.5) -> None:
+        self._path = path
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="wal-checkpointer", daemon=True)
+
+    def start(self) -> WalCheckpointer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def checkpoint(self, connection: sqlite3.Connection) -> None:
+        connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+    def _run(self) -> None:
+        connection = sqlite3.connect(self._path, timeout=1, check_same_thread=False)
+        try:
+            while not self._stop.wait(self._interval):
+                try:
+                    self.checkpoint(connection)
+                except sqlite3.Error as error:  # busy or locked: the next round tries again
+                    log.debug("WAL checkpoint skipped: %s", error)
+        finally:
+            connection.close()
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

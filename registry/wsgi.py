@@ -1,6 +1,9 @@
-"""WSGI entry point for gunicorn: `gunicorn "registry.wsgi:app"`. The schema must be migrated first
-(`agentdex db upgrade`); web processes never run jobs."""
+"""WSGI entry point for a production server, e.g.
+`granian --interface wsgi --workers 2 registry.wsgi:app` or `gunicorn registry.wsgi:app`.
+The schema must be migrated first (`agentdex db upgrade`); web processes never run jobs."""
 
 from registry.app import create_app
+from registry.container import build_services
+from registry.settings import Settings
 
-app = create_app()
+app = create_app(services=build_services(Settings.from_env(), long_running=True))

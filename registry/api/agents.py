@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from flask import Blueprint, Response, current_app, jsonify, request
 
 from registry.api.auth import requires
 from registry.api.presenters import agent_json, page_json_text
@@ -55,7 +55,7 @@ def register() -> Response:
         snapshot = _services().catalog.register_from_url(actor, url or "", jwks_url=jwks_url)
     response = jsonify(agent_json(snapshot.agent))
     response.status_code = 201
-    response.headers["Location"] = url_for("agents.get_agent", agent_id=snapshot.agent.id)
+    response.headers["Location"] = f"{request.script_root}{bp.url_prefix}/{snapshot.agent.id}"
     return response
 
 

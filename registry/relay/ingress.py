@@ -20,6 +20,7 @@ from sqlalchemy import Engine, Row, bindparam, func, insert, select, text
 from sqlalchemy.exc import IntegrityError
 
 from registry import errors
+from registry.db import writer_lock
 from registry.models import Agent, RelayMessage, RelaySubscription
 from registry.models.types import utcnow
 from registry.relay.agent_jwt import AgentBinding, AgentJwtVerifier
@@ -90,7 +91,9 @@ class RelayIngress:
         self._clock = clock
         self._new_id = new_id
         self._notify_pg = engine.dialect.name == "postgresql"
-        self._committer: GroupCommitter[_Row] = GroupCommitter(self._write_batch, self._write_one, max_batch=128)
+        self._committer: GroupCommitter[_Row] = GroupCommitter(
+            self._write_batch, self._write_one, max_batch=128, serialize=writer_lock(engine).hold
+        )
 
     def forget(self, sub_id: str) -> None:
         """The subscription changed (deleted, disabled, rotated): read it afresh next time."""

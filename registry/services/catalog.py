@@ -15,6 +15,7 @@ from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from registry.db import writer_lock
 from registry.errors import (
     Conflict,
     Forbidden,
@@ -83,7 +84,8 @@ class CatalogService:
         self._engine = sessions.kw["bind"]
         self._writer = CatalogWriter(self._engine.dialect.name)
         self._committer: GroupCommitter[tuple[Actor, CardRecord, dict[str, Any]]] = GroupCommitter(
-            self._write_registrations, lambda item: self._write_registrations([item])
+            self._write_registrations, lambda item: self._write_registrations([item]),
+            serialize=writer_lock(self._engine).hold,
         )
 
     # -- registration ---------------------------------------------------------------------
@@ -96,16 +98,18 @@ class CatalogService:
         self._refuse_known_url(canonical_card_url(url))
         scope = self._new_scope(actor, jwks_url)
         fetched = self._fetcher.discover(url)
-        record = self._record_from_fetch(fetched, canonical_card_url(fetched.card_url), scope)
-        return self._insert_one(actor, record, scope)
+        with self._committer.expecting():
+            record = self._record_from_fetch(fetched, canonical_card_url(fetched.card_url), scope)
+            return self._insert_one(actor, record, scope)
 
     def register_card(self, actor: Actor, card: object, card_url: str, raw: bytes | None = None,
                       jwks_url: str | None = None) -> AgentSnapshot:
         """Store an uploaded card (source `pushed`). Raises InvalidRequest, Conflict, InvalidCard,
         SignatureRequired."""
-        scope = self._new_scope(actor, jwks_url)
-        record = self._record(card, raw, canonical_card_url(card_url), source="pushed", scope=scope)
-        return self._insert_one(actor, record, scope)
+        with self._committer.expecting():
+            scope = self._new_scope(actor, jwks_url)
+            record = self._record(card, raw, canonical_card_url(card_url), source="pushed", scope=scope)
+            return self._insert_one(actor, record, scope)
 
     def import_cards(self, actor: Actor, items: list[Any]) -> list[ImportOutcome]:
         """Register many uploaded cards at once; each item succeeds or fails on its own."""

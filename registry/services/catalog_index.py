@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import functools
 import hashlib
 import json
 import re
@@ -45,8 +44,17 @@ class CardRecord:
         """Valid, and signed as the operator requires."""
         return self.report.valid and (self.trust is None or self.trust.accepted)
 
-    @functools.cached_property
+    @property
     def sha256(self) -> str:
+        # Not functools.cached_property: on Python 3.11 it holds one lock for every instance, so
+        # concurrent registrations queued behind each other's JSON encoding.
+        cached = self.__dict__.get("_sha256")
+        if cached is None:
+            cached = self._content_sha256()
+            object.__setattr__(self, "_sha256", cached)
+        return cached
+
+    def _content_sha256(self) -> str:
         """Identity of the card's content, independent of key order and white space.
 
         Sorted-key compact JSON is canonical enough for change detection and is produced by the

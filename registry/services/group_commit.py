@@ -10,9 +10,10 @@ Every caller returns only after its own rows are committed, so a 201 still means
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -29,18 +30,40 @@ class GroupCommitter(Generic[T]):
     """Runs `write_batch(items)` for items submitted concurrently; `write_one(item)` isolates a
     batch that failed, so each caller gets its own outcome (e.g. one duplicate URL)."""
 
-    def __init__(self, write_batch: Callable[[list[T]], None], write_one: Callable[[T], None], max_batch: int = 64) -> None:
+    def __init__(self, write_batch: Callable[[list[T]], None], write_one: Callable[[T], None], max_batch: int = 64,
+                 serialize: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext, linger: float = 0.002) -> None:
+        self._serialize = serialize  # e.g. the database's WriterLock, shared with other committers
         self._write_batch = write_batch
         self._write_one = write_one
         self._max_batch = max_batch
-        self._lock = threading.Lock()
+        self._linger = linger
+        self._cond = threading.Condition()
         self._pending: list[_Pending[T]] = []
         self._leader_active = False
+        self._coming = 0  # announced by `expecting()`, not submitted yet
+        self._announced = threading.local()
+
+    @contextlib.contextmanager
+    def expecting(self) -> Iterator[None]:
+        """Announce that this thread will `submit` an item soon (it may still fail before)."""
+        with self._cond:
+            self._coming += 1
+        self._announced.flag = True
+        try:
+            yield
+        finally:
+            if getattr(self._announced, "flag", False):  # left without submitting
+                self._announced.flag = False
+                with self._cond:
+                    self._arrived()
 
     def submit(self, item: T) -> None:
         """Write `item` (with whatever else is pending); raise what writing it raised."""
         mine = _Pending(item)
-        with self._lock:
+        with self._cond:
+            if getattr(self._announced, "flag", False):
+                self._announced.flag = False
+                self._arrived()
             self._pending.append(mine)
             lead = not self._leader_active
             self._leader_active = True
@@ -50,9 +73,16 @@ class GroupCommitter(Generic[T]):
         if mine.error is not None:
             raise mine.error
 
+    def _arrived(self) -> None:
+        self._coming -= 1
+        if self._coming == 0 or len(self._pending) + 1 >= self._max_batch:
+            self._cond.notify_all()
+
     def _lead(self) -> None:
         while True:
-            with self._lock:
+            with self._cond:
+                if self._coming and len(self._pending) < self._max_batch:
+                    self._cond.wait_for(lambda: not self._coming or len(self._pending) >= self._max_batch, self._linger)
                 batch, self._pending = self._pending[: self._max_batch], self._pending[self._max_batch :]
                 if not batch:
                     self._leader_active = False
@@ -60,6 +90,10 @@ class GroupCommitter(Generic[T]):
             self._write(batch)
 
     def _write(self, batch: list[_Pending[T]]) -> None:
+        with self._serialize():
+            self._write_serialized(batch)
+
+    def _write_serialized(self, batch: list[_Pending[T]]) -> None:
         try:
             self._write_batch([p.item for p in batch])
         except Exception as error:
