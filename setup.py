@@ -29,6 +29,7 @@ setup(
         "jsonschema>=4.21,<5",
         "prometheus-client>=0.20,<1",
         "waitress>=3.0,<4",
+        "granian>=2.5,<3",
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1,<4"],

@@ -105,7 +105,7 @@ def text_queries(rng: random.Random, count: int) -> list[str]:
 def run(database_url: str, label: str, args: argparse.Namespace, table: Table) -> None:
     small, large, clients, queries = args.small, args.large, args.clients, args.queries
     rng = random.Random(7)
-    server = registry_server(database_url, workers=args.server_workers, worker_class=args.worker_class)
+    server = registry_server(database_url, workers=args.server_workers, threads=args.server_threads)
     with server as (port, token, env):
         register_one_by_one(port, token, items(rng, 0, small), clients, table, label)
         query_latency(port, tag_pairs(port, rng, queries), table, f"{label}: tag query, 2 tags, {small:,} agents")
@@ -124,12 +124,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=10_000)
     parser.add_argument("--large", type=int, default=100_000)
-    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--clients", type=int, default=16, help="client connections")
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
     parser.add_argument("--skip-sqlite", action="store_true")
-    parser.add_argument("--server-workers", type=int, default=2, help="gunicorn worker processes")
-    parser.add_argument("--worker-class", default="gthread", choices=["gthread", "sync"])
+    parser.add_argument("--server-workers", type=int, default=2, help="web worker processes")
+    parser.add_argument("--server-threads", type=int, default=8, help="request threads per web worker")
     args = parser.parse_args()
     table = Table()
     if not args.skip_sqlite:

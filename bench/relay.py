@@ -1,6 +1,6 @@
 """Push-relay benchmark: ingest rate, one worker's delivery rate, and the latency the relay adds
 between its 202 and the client's webhook, with 1 KB notifications and a loopback sink, on SQLite
-and PostgreSQL. The registry runs as in production: gunicorn for the ingress, `agentdex worker`
+and PostgreSQL. The registry runs as in production: granian for the ingress, `agentdex worker`
 for delivery (a separate process, woken through the database).
 
     python bench/relay.py                              # SQLite

@@ -60,12 +60,12 @@ def unsigned_items(rng: random.Random, start: int, count: int) -> list[dict[str,
 
 
 def server_cpu_seconds(port: int) -> float:
-    """User + system CPU of the gunicorn processes serving `port` (read from /proc)."""
+    """User + system CPU of the web server processes serving `port` (read from /proc)."""
     total = 0
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if b"registry.wsgi:app" not in cmdline or f"127.0.0.1:{port}".encode() not in cmdline:
+            if b"registry.wsgi:app" not in cmdline or b"--port\0%d\0" % port not in cmdline:
                 continue
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])  # utime, stime (man 5 proc: fields 14, 15)

@@ -144,15 +144,16 @@ def delete(agent_id: str, yes: bool, registry: str, token: str | None) -> None:
 @click.command("import")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--batch", default=500, show_default=True, type=click.IntRange(1, 1000), help="Cards per request.")
+@click.option("--parallel", default=2, show_default=True, type=click.IntRange(1, 16), help="Requests in flight.")
 @registry_option
 @token_option
 @json_option
 @reports_errors
-def import_(path: Path, batch: int, registry: str, token: str | None, as_json: bool) -> None:
+def import_(path: Path, batch: int, parallel: int, registry: str, token: str | None, as_json: bool) -> None:
     """Register many cards from a JSON Lines file: one {"card": {...}, "cardUrl": "..."} per line."""
     from cli.importer import import_file
 
-    summary = import_file(make_client(registry, token), path, batch, progress=not as_json)
+    summary = import_file(lambda: make_client(registry, token), path, batch, progress=not as_json, parallel=parallel)
     _emit(summary, as_json, lambda s: click.echo(f"created {s['created']}, failed {s['failed']}"))
     if summary["failed"]:
         raise CliError(f"{summary['failed']} card(s) were not imported", ExitCode.FAILED)

@@ -37,10 +37,17 @@ class RegistryClient:
 
         Raises CliError: exit 4 when the registry cannot be reached, 1 when it refuses.
         """
+        return self._send(method, path, params=params, json=json)
+
+    def call_raw(self, method: str, path: str, body: bytes) -> Any:
+        """`call` with a body that is already JSON text."""
+        return self._send(method, path, data=body, headers={"Content-Type": "application/json"})
+
+    def _send(self, method: str, path: str, **options: Any) -> Any:
         import requests
 
         try:
-            response = self._session.request(method, self._base + path, params=params, json=json, timeout=self._timeout)
+            response = self._session.request(method, self._base + path, timeout=self._timeout, **options)
         except requests.RequestException as error:
             raise CliError(f"cannot reach the registry at {self._base}: {error}", ExitCode.UNREACHABLE) from None
         if response.status_code == 204:

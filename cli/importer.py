@@ -2,36 +2,53 @@
 
 from __future__ import annotations
 
+import collections
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from cli.client import RegistryClient
 from cli.exits import CliError, ExitCode
 
+T = TypeVar("T")
+R = TypeVar("R")
 
-def read_items(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, item); a line that is not JSON stops the import with its number."""
+
+def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Yield (line number, the line's JSON text); a line that is not JSON stops the import with
+    its number. Lines are checked here but sent as written (no re-encoding)."""
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as error:
         raise CliError(f"cannot read {path}: {error}", ExitCode.USAGE) from None
     with handle:
         for number, line in enumerate(handle, start=1):
-            if not line.strip():
+            line = line.strip()
+            if not line:
                 continue
             try:
-                yield number, json.loads(line)
+                json.loads(line)
             except ValueError as error:
                 raise CliError(f"{path}:{number} is not JSON: {error}", ExitCode.USAGE) from None
+            yield number, line
 
 
-def _batches(path: Path, size: int) -> Iterator[list[tuple[int, Any]]]:
-    batch: list[tuple[int, Any]] = []
-    for item in read_items(path):
+def _count_lines(path: Path) -> int:
+    try:
+        with path.open("rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    except OSError as error:
+        raise CliError(f"cannot read {path}: {error}", ExitCode.USAGE) from None
+
+
+def _batches(path: Path, size: int) -> Iterator[list[tuple[int, bytes]]]:
+    batch: list[tuple[int, bytes]] = []
+    for item in read_lines(path):
         batch.append(item)
         if len(batch) == size:
             yield batch
@@ -40,13 +57,25 @@ def _batches(path: Path, size: int) -> Iterator[list[tuple[int, Any]]]:
         yield batch
 
 
-def import_file(client: RegistryClient, path: Path, size: int, *, progress: bool) -> dict[str, Any]:
-    """Send the file in batches; return created/failed counts and each failure with its line."""
-    total = sum(1 for _ in read_items(path))
+def import_file(client: Callable[[], RegistryClient], path: Path, size: int, *, progress: bool,
+                parallel: int = 2) -> dict[str, Any]:
+    """Send the file in batches, `parallel` requests at a time (each web worker validates one
+    while the database writes another); return created/failed counts and each failure with its line.
+
+    `client` makes one RegistryClient per connection.
+    """
     summary: dict[str, Any] = {"created": 0, "failed": 0, "errors": []}
-    with click.progressbar(length=total, label="importing", file=None if progress else _Null()) as bar:
-        for batch in _batches(path, size):
-            result = client.call("POST", "/v1/agents/import", json={"items": [item for _, item in batch]})
+    local = threading.local()
+
+    def send(batch: list[tuple[int, bytes]]) -> tuple[list[tuple[int, bytes]], Any]:
+        if not hasattr(local, "client"):
+            local.client = client()
+        body = b'{"items":[' + b",".join(line for _, line in batch) + b"]}"
+        return batch, local.client.call_raw("POST", "/v1/agents/import", body)
+
+    with click.progressbar(length=_count_lines(path), label="importing", file=None if progress else _Null()) as bar, \
+            ThreadPoolExecutor(max_workers=parallel) as pool:
+        for batch, result in _in_order(pool, send, _batches(path, size), window=parallel):
             summary["created"] += result["created"]
             summary["failed"] += result["failed"]
             for outcome in result["results"]:
@@ -56,6 +85,17 @@ def import_file(client: RegistryClient, path: Path, size: int, *, progress: bool
     for failure in summary["errors"][:20]:
         click.echo(f"line {failure['line']}: {failure['error']['message']}", err=True)
     return summary
+
+
+def _in_order(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Iterable[T], window: int) -> Iterator[R]:
+    """`pool.map` that reads ahead at most `window` items (the file may be larger than memory)."""
+    pending: collections.deque[Future[R]] = collections.deque()
+    for item in items:
+        pending.append(pool.submit(fn, item))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 class _Null:

@@ -293,7 +293,7 @@ class CatalogService:
             return outcomes
         extras = [self._new_agent_columns(actor, r) for _, r in fresh.new]
         try:
-            with self._engine.begin() as conn:
+            with writer_lock(self._engine).hold(), self._engine.begin() as conn:
                 self._writer.insert_agents(conn, [(r, e) for (_, r), e in zip(fresh.new, extras)])
                 self._audit(conn, actor, "agent.import", None, {"count": len(extras)})
         except IntegrityError:  # a duplicate inside the batch, or a race with another writer

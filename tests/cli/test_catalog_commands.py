@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
@@ -48,15 +49,17 @@ def test_register_failures_exit_non_zero_with_the_reason(registry_url, writer_to
     assert unreachable.exit_code == 4
 
 
-def test_import_jsonl_with_progress_and_per_line_failures(registry_url, writer_token, tmp_path):
+@pytest.mark.parametrize("parallel", ["1", "3"])
+def test_import_jsonl_with_progress_and_per_line_failures(registry_url, writer_token, tmp_path, parallel):
     lines = [json.dumps({"card": make_card(f"Agent {i}", tags=["bulk"]), "cardUrl": f"https://a{i}.example/c.json"}) for i in range(7)]
     lines.insert(3, json.dumps({"card": {"name": "bad"}, "cardUrl": "https://bad.example/c.json"}))
+    lines.insert(7, json.dumps({"card": {"name": "bad too"}, "cardUrl": "https://bad2.example/c.json"}))
     path = tmp_path / "cards.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    result = run("import", str(path), "--batch", "3", token=writer_token, url=registry_url)
-    assert result.exit_code == 1  # one card failed
-    assert "created 7, failed 1" in result.output
-    assert "line 4:" in result.output
+    path.write_text("\n".join(lines) + "\n\n")
+    result = run("import", str(path), "--batch", "2", "--parallel", parallel, token=writer_token, url=registry_url)
+    assert result.exit_code == 1  # two cards failed
+    assert "created 7, failed 2" in result.output
+    assert "line 4:" in result.output and "line 8:" in result.output  # failures keep their line numbers
     page = json.loads(run("search", "--tag", "bulk", "--limit", "50", "--json", url=registry_url).output)
     assert len(page["items"]) == 7
 
