@@ -30,6 +30,7 @@ setup(
         "prometheus-client>=0.20,<1",
         "waitress>=3.0,<4",
         "granian>=2.5,<3",
+        "orjson>=3.10,<4",
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1,<4"],

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from flask import Flask
+from typing import Any
+
+from flask import Flask, Response
+from flask.json.provider import DefaultJSONProvider
 from flask.sessions import SessionInterface
 
+from registry import jsontext
 from registry.api import agents, catalog, health, relay, trust, wellknown
 from registry.api.errors import register_error_handlers
 from registry.container import Services, build_services
@@ -28,9 +32,26 @@ def register_config(app: Flask, settings: Settings) -> None:
         JSON_SORT_KEYS=False,
         SECRET_KEY=settings.secret_key,
     )
-    app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.json.compact = True  # type: ignore[attr-defined]
+    app.json = FastJsonProvider(app)
     app.session_interface = NoSessions()
+
+
+class FastJsonProvider(DefaultJSONProvider):
+    """Flask's JSON (compact, keys in insertion order) through `registry.jsontext`. Dates,
+    dataclasses and the like still go through Flask's own `default`, so their rendering is Flask's."""
+
+    sort_keys = False
+    compact = True
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        return jsontext.dumps(obj, default=self.default).decode("utf-8")
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        return jsontext.loads(s)
+
+    def response(self, *args: Any, **kwargs: Any) -> Response:
+        obj = self._prepare_response_obj(args, kwargs)
+        return self._app.response_class(jsontext.dumps(obj, default=self.default), mimetype=self.mimetype)
 
 
 class NoSessions(SessionInterface):

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from registry.api.auth import requires
-from registry.api.presenters import agent_json, page_json_text
+from registry.api.presenters import agent_json, agent_json_text, page_json_text
 from registry.api.requests import (
     current_actor,
     json_body,
@@ -53,8 +53,7 @@ def register() -> Response:
     else:
         url = string_field(body, "url", required=True)
         snapshot = _services().catalog.register_from_url(actor, url or "", jwks_url=jwks_url)
-    response = jsonify(agent_json(snapshot.agent))
-    response.status_code = 201
+    response = Response(agent_json_text(snapshot.agent), 201, mimetype="application/json")
     response.headers["Location"] = f"{request.script_root}{bp.url_prefix}/{snapshot.agent.id}"
     return response
 

@@ -4,8 +4,9 @@ change without a new card, then the profile rendered from the card when it was s
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Any
+
+from registry import jsontext
 
 
 def _time(value: dt.datetime | None) -> str | None:
@@ -67,15 +68,15 @@ def health_check_json(check: Any) -> dict[str, Any]:
 
 
 def agent_json(agent: Any) -> dict[str, Any]:
-    return {**live_fields(agent), **json.loads(agent.profile)}
+    return {**live_fields(agent), **jsontext.loads(agent.profile)}
 
 
 def agent_json_text(agent: Any) -> str:
     """The same object as `agent_json`, as JSON text, without decoding the stored profile."""
-    live = json.dumps(live_fields(agent), ensure_ascii=False, separators=(",", ":"))
+    live = jsontext.dumps_text(live_fields(agent))
     return live[:-1] + "," + agent.profile[1:]
 
 
 def page_json_text(agents: list[Any], next_cursor: str | None) -> str:
     items = ",".join(agent_json_text(agent) for agent in agents)
-    return f'{{"items":[{items}],"nextCursor":{json.dumps(next_cursor)}}}'
+    return f'{{"items":[{items}],"nextCursor":{jsontext.dumps_text(next_cursor)}}}'

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from flask import g, request
 
+from registry import jsontext
 from registry.errors import BadRequest, InvalidRequest, Unauthorized
 from registry.services.tokens import Actor
 
@@ -23,7 +23,7 @@ def json_body() -> tuple[Any, bytes]:
     if not raw:
         raise BadRequest("the request needs a JSON body")
     try:
-        return json.loads(raw, parse_constant=_refuse_constant), raw
+        return jsontext.loads(raw, parse_constant=_refuse_constant), raw
     except (ValueError, UnicodeDecodeError) as error:
         raise BadRequest(f"the body is not valid JSON: {error}") from None
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import uuid
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -15,6 +14,7 @@ from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from registry import jsontext
 from registry.db import writer_lock
 from registry.errors import (
     Conflict,
@@ -172,7 +172,7 @@ class CatalogService:
         fetched: FetchedCard | None = None, enforce: bool = True,
     ) -> CardRecord:
         if raw is None:
-            raw = json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            raw = jsontext.dumps(card)
         if len(raw) > self._limits.max_card_bytes:
             raise PayloadTooLarge(
                 f"the card is {len(raw)} bytes; the limit is {self._limits.max_card_bytes}",

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, insert, text, update
 
+from registry import jsontext
 from registry.models import Agent, AgentCard, AgentTerm
 from registry.services.trust_rows import SIGNATURE_TERM, write_trust
 from registry.services.trust_state import CardTrust
@@ -159,7 +160,7 @@ def profile_json(summary: CardSummary, values: dict[str, Any]) -> str:
     provider = None
     if summary.provider_org or summary.provider_url:
         provider = {"organization": summary.provider_org, "url": summary.provider_url}
-    return json.dumps({
+    return jsontext.dumps_text({
         "name": values["name"],
         "description": summary.description,
         "version": summary.version,
@@ -173,7 +174,7 @@ def profile_json(summary: CardSummary, values: dict[str, Any]) -> str:
         "defaultOutputModes": values["output_modes"],
         "skills": [skill_json(skill) for skill in summary.skills],
         "tags": values["tags"],
-    }, ensure_ascii=False, separators=(",", ":"))
+    })
 
 
 def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> list[dict[str, Any]]:

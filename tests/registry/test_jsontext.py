@@ -1,0 +1,48 @@
+"""The fast JSON path must read and write exactly what the standard library would."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from registry import jsontext
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": 123456789012345678901234567890}',  # beyond 64 bits: stays an exact integer
+    '{"a": -9223372036854775809, "b": 18446744073709551616}',
+    '{"s": "ünïcödé ✓", "f": 0.1, "e": 1e300, "n": null, "t": [true, false]}',
+    '[1, 2.5, "x", {"k": {}}]',
+])
+def test_loads_agrees_with_the_standard_library(text):
+    assert jsontext.loads(text.encode()) == json.loads(text)
+    assert jsontext.loads(text) == json.loads(text)
+
+
+def test_big_integers_round_trip_exactly():
+    value = {"id": 2**80 + 1}
+    assert json.loads(jsontext.dumps(value)) == value
+
+
+def test_nan_is_refused_when_the_caller_refuses_constants():
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    with pytest.raises(ValueError, match="NaN is not JSON"):
+        jsontext.loads(b'{"a": NaN}', parse_constant=refuse)
+
+
+def test_malformed_json_raises_value_error():
+    with pytest.raises(ValueError):
+        jsontext.loads(b'{"a": ')
+
+
+def test_utf16_bodies_still_parse():
+    assert jsontext.loads('{"a": 1}'.encode("utf-16")) == {"a": 1}
+
+
+def test_dates_go_through_the_callers_default():
+    rendered = jsontext.dumps({"at": dt.datetime(2026, 1, 2, 3, 4, 5)}, default=lambda v: f"<{v.isoformat()}>")
+    assert json.loads(rendered) == {"at": "<2026-01-02T03:04:05>"}
