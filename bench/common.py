@@ -69,10 +69,13 @@ class Http:
         status, raw = self.send(method, path, None if body is None else json.dumps(body).encode())
         return status, (json.loads(raw) if raw else None)
 
-    def send(self, method: str, path: str, data: bytes | None = None) -> tuple[int, bytes]:
+    def send(self, method: str, path: str, data: bytes | None = None,
+             headers: dict[str, str] | None = None) -> tuple[int, bytes]:
         """One request with an already encoded body; (status, raw response body)."""
         length = b"" if data is None else b"Content-Length: %d\r\n" % len(data)
-        self.sock.sendall(b"%s %s HTTP/1.1\r\n%s%s\r\n%s" % (method.encode(), path.encode(), self.head, length, data or b""))
+        extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items()).encode()
+        self.sock.sendall(b"%s %s HTTP/1.1\r\n%s%s%s\r\n%s" % (
+            method.encode(), path.encode(), self.head, extra, length, data or b""))
         while b"\r\n\r\n" not in self.buffer:
             self._fill()
         head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)

@@ -125,14 +125,11 @@ class Pusher:
     """One agent connection (keep-alive) that POSTs notifications to a relay URL."""
 
     def __init__(self, port: int) -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.http = Http(port)
 
     def push(self, path: str, token: str, body: bytes) -> tuple[int, str]:
-        self.conn.request("POST", path, body=body,
-                          headers={"Content-Type": "application/json", "X-A2A-Notification-Token": token})
-        response = self.conn.getresponse()
-        payload = response.read()
-        return response.status, (json.loads(payload).get("id", "") if response.status == 202 else "")
+        status, payload = self.http.send("POST", path, body, {"X-A2A-Notification-Token": token})
+        return status, (json.loads(payload).get("id", "") if status == 202 else "")
 
 
 def setup(port: int, token: str, sink: Sink, subscriptions: int) -> list[tuple[str, str]]:

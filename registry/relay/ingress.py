@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -19,7 +18,7 @@ from typing import Any
 from sqlalchemy import Engine, Row, bindparam, func, insert, select, text
 from sqlalchemy.exc import IntegrityError
 
-from registry import errors
+from registry import errors, jsontext
 from registry.db import writer_lock
 from registry.models import Agent, RelayMessage, RelaySubscription
 from registry.models.types import utcnow
@@ -102,17 +101,18 @@ class RelayIngress:
     def accept(self, notification: Notification) -> Accepted:
         """Raises NotFound, Unauthorized, TooManyRequests, InvalidNotification, TaskMismatch,
         ReplayedNotification."""
-        sub = self._authenticated(notification)
-        jti = self._jwt_id(sub, notification)
-        wait = self._limiter.admit(sub.pk)
-        if wait:
-            seconds = retry_after_seconds(wait)
-            raise errors.TooManyRequests(f"over this subscription's rate; retry in {seconds} s", {"retryAfter": seconds})
-        push = classify(_parse(notification.body))
-        if sub.task_id is not None and push.task_id != sub.task_id:
-            raise errors.TaskMismatch(f"this subscription relays task {sub.task_id!r}, not {push.task_id!r}")
-        message_id = self._new_id()
-        self._committer.submit(_Row(self._values(message_id, sub.pk, push, notification.body, jti), jti))
+        with self._committer.expecting():  # concurrent notifications share one commit
+            sub = self._authenticated(notification)
+            jti = self._jwt_id(sub, notification)
+            wait = self._limiter.admit(sub.pk)
+            if wait:
+                seconds = retry_after_seconds(wait)
+                raise errors.TooManyRequests(f"over this subscription's rate; retry in {seconds} s", {"retryAfter": seconds})
+            push = classify(_parse(notification.body))
+            if sub.task_id is not None and push.task_id != sub.task_id:
+                raise errors.TaskMismatch(f"this subscription relays task {sub.task_id!r}, not {push.task_id!r}")
+            message_id = self._new_id()
+            self._committer.submit(_Row(self._values(message_id, sub.pk, push, notification.body, jti), jti))
         self._on_commit()
         return Accepted(message_id, sub.id, push.task_id, push.kind)
 
@@ -219,7 +219,7 @@ class SubscriptionCache:
 
 def _parse(body: bytes) -> object:
     try:
-        return json.loads(body)
+        return jsontext.loads(body)
     except (ValueError, UnicodeDecodeError) as error:
         raise errors.BadRequest(f"the body is not valid JSON: {error}") from None
     except RecursionError:
