@@ -218,7 +218,7 @@ class TextIndex:
         """SQL selecting matching agent pks for the bound parameter :q (see `query`)."""
         if self.sqlite:
             return "SELECT rowid FROM agent_fts WHERE agent_fts MATCH :q"
-        return "SELECT agent_pk FROM agent_search WHERE to_tsvector('simple', document) @@ to_tsquery('simple', :q)"
+        return "SELECT agent_pk FROM agent_search WHERE document_tsv @@ to_tsquery('simple', :q)"
 
     def query(self, user_text: str) -> str | None:
         """Every word must match, each as a prefix. None when the text has no words."""

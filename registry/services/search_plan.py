@@ -163,7 +163,7 @@ class SearchPlanner:
             return _FTS.c.rowid, select(_FTS.c.rowid).where(text("agent_fts MATCH :q"))
         if driver == "text":
             return _SEARCH.c.agent_pk, select(_SEARCH.c.agent_pk).where(
-                text("to_tsvector('simple', agent_search.document) @@ to_tsquery('simple', :q)"))
+                text("agent_search.document_tsv @@ to_tsquery('simple', :q)"))
         return _AGENTS.c.pk, select(_AGENTS.c.pk)
 
     def _text_probe(self, driver_pk: ColumnElement[int]) -> ColumnElement[bool]:
@@ -174,5 +174,5 @@ class SearchPlanner:
         search = _SEARCH.alias("search_probe")
         return exists().where(
             search.c.agent_pk == driver_pk,
-            text("to_tsvector('simple', search_probe.document) @@ to_tsquery('simple', :q)"),
+            text("search_probe.document_tsv @@ to_tsquery('simple', :q)"),
         )
