@@ -177,7 +177,8 @@ def profile_json(summary: CardSummary, values: dict[str, Any]) -> str:
     })
 
 
-def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> list[dict[str, Any]]:
+def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> list[tuple[int, str, str]]:
+    """(agent pk, kind, value) rows of agent_terms."""
     terms: set[tuple[str, str]] = {("tag", tag) for tag in values["tags"]}
     terms.update(("skill", skill.id) for skill in summary.skills)
     terms.update(("input", mode) for mode in values["input_modes"])
@@ -187,7 +188,7 @@ def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> li
     terms.add(("status", values["status"]))
     if "signature_state" in values:
         terms.add((SIGNATURE_TERM, values["signature_state"]))
-    return [{"agent_pk": agent_pk, "kind": kind, "value": value[:500]} for kind, value in sorted(terms)]
+    return [(agent_pk, kind, value[:500]) for kind, value in sorted(terms)]
 
 
 def search_document(summary: CardSummary) -> str:
@@ -197,18 +198,31 @@ def search_document(summary: CardSummary) -> str:
     return "\n".join(p for p in parts if p)
 
 
+class DriverInsert:
+    """An INSERT of plain values (ints and strings: nothing for SQLAlchemy to convert) handed
+    straight to the database driver. A registration writes ~20 term rows and a document per
+    agent; SQLAlchemy's per-row parameter processing cost more than the database's work."""
+
+    def __init__(self, dialect: str, table: str, columns: tuple[str, ...]) -> None:
+        mark = "?" if dialect == "sqlite" else "%s"  # sqlite3: qmark; psycopg: format
+        self.sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
+
+    def run(self, conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+        if rows:
+            conn.exec_driver_sql(self.sql, rows)
+
+
 class TextIndex:
     """Full-text search over agents: FTS5 on SQLite, a GIN-indexed tsvector on PostgreSQL."""
 
     def __init__(self, dialect: str) -> None:
         self.sqlite = dialect == "sqlite"
-        table = "agent_fts(rowid, document)" if self.sqlite else "agent_search(agent_pk, document)"
-        self._insert = text(f"INSERT INTO {table} VALUES (:agent_pk, :document)")
+        table, columns = ("agent_fts", ("rowid", "document")) if self.sqlite else ("agent_search", ("agent_pk", "document"))
+        self._insert = DriverInsert(dialect, table, columns)
 
-    def write(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
-        """Insert documents: rows of {"agent_pk", "document"}."""
-        if rows:
-            conn.execute(self._insert, rows)
+    def write(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
+        """Insert documents: (agent pk, document) rows."""
+        self._insert.run(conn, rows)
 
     def remove(self, conn: Connection, agent_pk: int) -> None:
         table, column = ("agent_fts", "rowid") if self.sqlite else ("agent_search", "agent_pk")
@@ -232,7 +246,6 @@ class TextIndex:
 
 AGENT_INSERT = insert(Agent).returning(Agent.pk, sort_by_parameter_order=True)
 CARD_INSERT = insert(AgentCard)
-TERM_INSERT = insert(AgentTerm)
 
 
 class CatalogWriter:
@@ -244,6 +257,7 @@ class CatalogWriter:
 
     def __init__(self, dialect: str) -> None:
         self.text_index = TextIndex(dialect)
+        self._terms = DriverInsert(dialect, "agent_terms", ("agent_pk", "kind", "value"))
 
     def insert_agents(self, conn: Connection, batch: list[tuple[CardRecord, dict[str, Any]]]) -> list[int]:
         """Insert agents given (record, full agent columns); return their pks in order."""
@@ -278,7 +292,5 @@ class CatalogWriter:
         conn.execute(delete(Agent).where(Agent.pk == agent_pk))
 
     def _index(self, conn: Connection, items: list[tuple[int, CardSummary, dict[str, Any]]]) -> None:
-        terms = [row for pk, summary, values in items for row in term_rows(pk, values, summary)]
-        if terms:
-            conn.execute(TERM_INSERT, terms)
-        self.text_index.write(conn, [{"agent_pk": pk, "document": search_document(s)} for pk, s, _ in items])
+        self._terms.run(conn, [row for pk, summary, values in items for row in term_rows(pk, values, summary)])
+        self.text_index.write(conn, [(pk, search_document(s)) for pk, s, _ in items])
