@@ -98,12 +98,15 @@ class WriterLock:
         self._path = None if path is None else path.with_name(path.name + "-writer.lock")
         self._thread_lock = threading.Lock()
         self._fd: int | None = None
+        self._pid = os.getpid()
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
         if self._path is None:
             yield
             return
+        if self._pid != os.getpid():  # forked (e.g. a preloading server): the file and the thread
+            self._fd, self._thread_lock, self._pid = None, threading.Lock(), os.getpid()  # lock are the parent's
         with self._thread_lock:
             fd = self._file()
             fcntl.flock(fd, fcntl.LOCK_EX)

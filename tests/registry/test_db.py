@@ -121,9 +121,6 @@ def _assert_one_holder_at_a_time(log: Path, counter: Path, expected_turns: int) 
     assert len({mark.split()[1].split("-")[0] for mark in marks}) > 1  # more than one process took turns
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "WriterLock keeps the descriptor it opened before fork(): parent and children share one open "
-    "file description, so flock() lets them all in (registry/db.py WriterLock._file)"))
 def test_writer_lock_still_excludes_processes_forked_after_it_was_used(tmp_path: Path):
     engine = make_engine(f"sqlite:///{tmp_path / 'preloaded.db'}")
     lock = writer_lock(engine)
