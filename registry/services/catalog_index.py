@@ -108,7 +108,7 @@ def agent_values(record: CardRecord) -> dict[str, Any]:
         "capabilities": dict(summary.capabilities),
         "input_modes": _all_modes(summary, "input"),
         "output_modes": _all_modes(summary, "output"),
-        "tags": sorted({normalize_tag(t) for s in summary.skills for t in s.tags if normalize_tag(t)}),
+        "tags": sorted({normalize_tag(t) for s in summary.skills for t in s.tags} - {""}),
         "card_sha256": record.sha256,
         **(record.trust.agent_columns() if record.trust else {}),
     }
