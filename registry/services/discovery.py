@@ -103,7 +103,7 @@ class DiscoveryService:
         self._hide_dead_after = hide_dead_after
         self._clock = clock
         self._text_index = TextIndex(sessions.kw["bind"].dialect.name)
-        self._planner = SearchPlanner(self._text_index, TermStats())
+        self._planner = SearchPlanner(self._text_index, TermStats(sessions=sessions))
 
     def search(self, query: AgentQuery) -> AgentPage:
         """Agents matching every filter, in registration order, `limit` at a time."""

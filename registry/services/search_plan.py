@@ -9,6 +9,7 @@ never sorts, and the cursor is simply the last pk. Term counts come from `TermSt
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from sqlalchemy.orm import Session
 
 from registry.models import Agent, AgentTerm
 from registry.services.catalog_index import TextIndex
+
+log = logging.getLogger(__name__)
 
 # Past this many agents a term is "common": the exact count no longer changes the plan.
 COUNT_CAP = 20_000
@@ -34,26 +37,68 @@ _SEARCH = table("agent_search", column("agent_pk", Integer), column("document"))
 
 
 class TermStats:
-    """Approximate agent counts per (kind, value), counted up to COUNT_CAP and cached briefly."""
+    """Approximate agent counts per (kind, value), counted up to COUNT_CAP and cached briefly.
 
-    def __init__(self, ttl: float = 60.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+    With `sessions`, an expired count is still used while a background thread counts again
+    (stale-while-revalidate): only a term never seen by this process is counted on a request.
+    """
+
+    def __init__(self, ttl: float = 60.0, monotonic: Callable[[], float] = time.monotonic,
+                 sessions: Callable[[], Session] | None = None) -> None:
         self._ttl = ttl
         self._monotonic = monotonic
+        self._sessions = sessions
         self._cache: dict[tuple[str, str], tuple[float, int]] = {}
         self._lock = threading.Lock()
+        self._due: set[tuple[str, str]] = set()
+        self._refreshing = False
 
     def count(self, session: Session, kind: str, value: str) -> int:
         now = self._monotonic()
         cached = self._cache.get((kind, value))
-        if cached is not None and cached[0] > now:
+        if cached is not None and (cached[0] > now or self._refresh_later((kind, value))):
             return cached[1]
+        count = self._count(session, kind, value)
+        self._store((kind, value), count)
+        return count
+
+    @staticmethod
+    def _count(session: Session, kind: str, value: str) -> int:
         bounded = select(_TERMS.c.agent_pk).where(_TERMS.c.kind == kind, _TERMS.c.value == value).limit(COUNT_CAP)
-        count = int(session.connection().scalar(select(func.count()).select_from(bounded.subquery())) or 0)
+        return int(session.connection().scalar(select(func.count()).select_from(bounded.subquery())) or 0)
+
+    def _store(self, key: tuple[str, str], count: int) -> None:
         with self._lock:
             if len(self._cache) > 50_000:
                 self._cache.clear()
-            self._cache[(kind, value)] = (now + self._ttl, count)
-        return count
+            self._cache[key] = (self._monotonic() + self._ttl, count)
+
+    def _refresh_later(self, key: tuple[str, str]) -> bool:
+        """Queue `key` for the background counter; False when there is none (count now)."""
+        if self._sessions is None:
+            return False
+        with self._lock:
+            self._due.add(key)
+            if not self._refreshing:
+                self._refreshing = True
+                threading.Thread(target=self._refresh_due, name="term-stats", daemon=True).start()
+        return True
+
+    def _refresh_due(self) -> None:
+        assert self._sessions is not None
+        while True:
+            with self._lock:
+                if not self._due:
+                    self._refreshing = False
+                    return
+                key = self._due.pop()
+            try:
+                with self._sessions() as session:
+                    count = self._count(session, *key)
+            except Exception:  # the database is away: keep the stale count a while longer
+                log.warning("could not refresh the agent count of %s", key, exc_info=True)
+                count = self._cache.get(key, (0.0, COUNT_CAP))[1]
+            self._store(key, count)
 
 
 @dataclasses.dataclass(frozen=True)
