@@ -149,7 +149,7 @@ def run(database_url: str, label: str, cards: int, clients: int, table: Table, n
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cards", type=int, default=10_000)
-    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--clients", type=int, default=16, help="client connections")
     parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
     parser.add_argument("--skip-sqlite", action="store_true")
     args = parser.parse_args()
