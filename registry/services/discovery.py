@@ -130,10 +130,14 @@ class DiscoveryService:
             if text_query is None:
                 return None
         terms = query.required_terms()
-        if query.status != "any":
-            terms.append(("status", query.status))
         any_tags = sorted({normalize_tag(t) for t in query.tags}) if query.match_any else []
-        return SearchFilters(terms, any_tags, text_query, query.updated_since, query.health, self._dead_cutoff(query))
+        status = None if query.status == "any" else query.status
+        if status is not None and not (terms or any_tags or text_query):
+            terms, status = [("status", status)], None  # the only filter: its index drives the walk
+        # Otherwise the status is checked on the agent's row, with the other per-agent filters,
+        # rather than by one more index probe for every candidate.
+        return SearchFilters(terms, any_tags, text_query, query.updated_since, query.health, self._dead_cutoff(query),
+                             status)
 
     def _dead_cutoff(self, query: AgentQuery) -> dt.datetime | None:
         """Issue 5: agents down since before this time leave default search."""

@@ -111,6 +111,7 @@ class SearchFilters:
     updated_since: Any = None
     health: str | None = None  # the agent's rolled-up health state
     dead_cutoff: Any = None  # hide agents down since before this time
+    status: str | None = None  # checked on the agent's row (a status term in `terms` is probed instead)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,6 +125,7 @@ class _Shape:
     since: bool
     health: bool
     hide_dead: bool
+    status: bool
 
 
 class SearchPlanner:
@@ -139,9 +141,10 @@ class SearchPlanner:
         probes = [term for _, term in counts if driver != "term" or term != counts[0][1]]
         shape = _Shape(driver, len(probes), bool(filters.any_tags) and driver != "any",
                        filters.text_query is not None and driver != "text", filters.updated_since is not None,
-                       filters.health is not None, filters.dead_cutoff is not None)
+                       filters.health is not None, filters.dead_cutoff is not None, filters.status is not None)
         params: dict[str, Any] = {"after": after, "limit": limit, "q": filters.text_query, "any": filters.any_tags,
-                                  "since": filters.updated_since, "health": filters.health, "cutoff": filters.dead_cutoff}
+                                  "since": filters.updated_since, "health": filters.health, "cutoff": filters.dead_cutoff,
+                                  "status": filters.status}
         if driver == "term":
             params["dk"], params["dv"] = counts[0][1]
         for index, (kind, value) in enumerate(probes):
@@ -192,6 +195,8 @@ class SearchPlanner:
             conditions.append(_AGENTS.c.health_state == bindparam("health"))
         if shape.hide_dead:
             conditions.append(or_(_AGENTS.c.health_state != "down", _AGENTS.c.health_since >= bindparam("cutoff")))
+        if shape.status:
+            conditions.append(_AGENTS.c.status == bindparam("status"))
         return conditions
 
     def _driver_statement(self, driver: str) -> tuple[ColumnElement[int], Select[Any]]:
