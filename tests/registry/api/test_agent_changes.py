@@ -68,6 +68,11 @@ def test_deprecate_hides_from_default_search_but_keeps_the_entry(client, auth, c
     assert (response.json["status"], response.json["statusMessage"]) == ("deprecated", "use v2")
     assert client.get("/v1/agents?tag=weather").json["items"] == []
     assert [a["id"] for a in client.get("/v1/agents?tag=weather&status=deprecated").json["items"]] == [agent["id"]]
+    # the status alone (it drives the search), and with text (checked on the agent's row)
+    assert [a["id"] for a in client.get("/v1/agents?status=deprecated").json["items"]] == [agent["id"]]
+    assert client.get("/v1/agents").json["items"] == []
+    assert client.get("/v1/agents?q=weather").json["items"] == []
+    assert [a["id"] for a in client.get("/v1/agents?q=weather&status=any").json["items"]] == [agent["id"]]
     assert client.patch(f"/v1/agents/{agent['id']}", json={"status": "deleted"}, headers=auth).status_code == 422
 
 
