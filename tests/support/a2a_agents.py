@@ -9,6 +9,11 @@
   HTML, bearer token required, another protocol version, wrong id, …).
 
 Both can be stopped (the port then refuses connections) and started again on the same port.
+
+`LOOPBACK_DEADLINE` is the probe deadline for tests that expect these agents to answer (or to
+refuse): the agents run in the test's own process, so one full garbage collection on a loaded CI
+machine can hold an answer back for over half a second, while loopback takes milliseconds. Ten
+seconds cannot be missed by accident and still ends a real hang.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from tests.support.cards import make_card, make_v03_card
 
 AGENT_PATH = "/a2a"
 CARD_PATH = "/.well-known/agent-card.json"
+LOOPBACK_DEADLINE = 10.0
+_STOP_DEADLINE = 10.0
 
 
 def serve_in_thread(app: Any, sock: socket.socket, what: str) -> tuple[Any, threading.Thread]:
@@ -40,6 +47,19 @@ def serve_in_thread(app: Any, sock: socket.socket, what: str) -> tuple[Any, thre
             raise RuntimeError(f"{what} did not start")
         time.sleep(0.005)
     return server, thread
+
+
+def _wait_until_refused(port: int, what: str) -> None:
+    """Return once 127.0.0.1:`port` refuses connections; RuntimeError after a deadline."""
+    deadline = time.monotonic() + _STOP_DEADLINE
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+        except ConnectionRefusedError:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} still accepts connections on port {port}")
+        time.sleep(0.005)  # only the kernel knows; poll it until the deadline
 
 
 def _listening_socket(port: int = 0) -> socket.socket:
@@ -109,19 +129,29 @@ class SdkAgent:
         return card
 
     def start(self) -> None:
+        """Serve on `port`. The socket listens before this returns, so connections are accepted."""
         if self._sock is None:
             self._sock = _listening_socket(self.port)
         self._server, self._thread = serve_in_thread(self._app(), self._sock, "the SDK agent")
 
     def stop(self) -> None:
+        """Stop serving; return once no connection to the agent is left open and the port refuses.
+
+        uvicorn's shutdown closes idle kept-alive connections and waits for busy ones, so once its
+        thread has ended, a connection a client keeps in its pool reads as closed by the agent.
+        Raises RuntimeError if the server does not stop within a deadline.
+        """
         if self._server is not None:
             self._server.should_exit = True
             assert self._thread is not None
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=_STOP_DEADLINE)
+            if self._thread.is_alive():
+                raise RuntimeError(f"the SDK agent on port {self.port} did not stop")
             self._server = None
         if self._sock is not None:
             self._sock.close()
             self._sock = None
+        _wait_until_refused(self.port, "the stopped SDK agent")
 
     def _app(self) -> Any:
         from a2a.server.request_handlers import DefaultRequestHandler

@@ -9,6 +9,7 @@ import pytest
 
 from registry.services.health_probe import HealthProbe, ProbeTarget, probe_targets
 from tests.support.a2a_agents import (
+    LOOPBACK_DEADLINE,
     TASK_NOT_FOUND,
     PlainAgent,
     SdkAgent,
@@ -23,7 +24,8 @@ PROBE_METHODS = {"GetTask", "tasks/get"}
 
 @pytest.fixture
 def probe(services) -> HealthProbe:  # type: ignore[no-untyped-def]
-    return HealthProbe(services.http, timeout=0.3, slow_after=1.0)
+    # Agents that answer get a deadline they cannot miss by accident; timeouts have their own test.
+    return HealthProbe(services.http, timeout=LOOPBACK_DEADLINE, slow_after=LOOPBACK_DEADLINE)
 
 
 @pytest.fixture
@@ -86,7 +88,6 @@ def test_a_stopped_agent_is_down_and_up_again_once_restarted(probe, sdk_agents):
 @pytest.mark.parametrize(
     ("behaviour", "outcome", "reason", "status", "code"),
     [
-        ("hang", "down", "timeout", None, None),
         (raw(500, b"Internal Server Error", "text/plain"), "down", "serverError", 500, None),
         (raw(502, b'{"jsonrpc":"2.0"}', "application/json"), "down", "serverError", 502, None),
         (raw(200, b"<!doctype html><title>Welcome</title>"), "down", "notJson", 200, None),
@@ -102,7 +103,7 @@ def test_a_stopped_agent_is_down_and_up_again_once_restarted(probe, sdk_agents):
         (rpc_error(-32603, "Internal error"), "up", "ok", 200, -32603),
         (TASK_NOT_FOUND, "up", "ok", 200, -32001),
     ],
-    ids=["hang", "500", "502-json", "html", "404-html", "json-not-rpc", "redirect", "bearer", "403",
+    ids=["500", "502-json", "html", "404-html", "json-not-rpc", "redirect", "bearer", "403",
          "version-not-supported", "method-not-found", "invalid-request-wrong-id", "wrong-id", "internal-error",
          "task-not-found"],
 )
@@ -113,6 +114,17 @@ def test_plain_agents_get_the_state_issue_5_gives_them(probe, behaviour, outcome
     finally:
         agent.stop()
     assert (result.outcome, result.reason, result.http_status, result.rpc_code) == (outcome, reason, status, code)
+    assert {request.get("method") for request, _ in agent.requests} == {"GetTask"}
+
+
+def test_an_agent_that_never_answers_is_down_once_the_deadline_passes(services):
+    probe = HealthProbe(services.http, timeout=0.3, slow_after=1.0)
+    agent = PlainAgent("hang")
+    try:
+        result = probe.probe(ProbeTarget(agent.rpc_url, "1.0"))
+    finally:
+        agent.stop()
+    assert (result.outcome, result.reason, result.http_status, result.rpc_code) == ("down", "timeout", None, None)
     assert {request.get("method") for request, _ in agent.requests} == {"GetTask"}
 
 

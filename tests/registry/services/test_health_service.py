@@ -18,7 +18,7 @@ from registry.services.discovery import AgentQuery, DiscoveryService
 from registry.services.health import PROBE_LEASE, HealthService
 from registry.services.health_probe import HealthProbe
 from registry.services.health_state import HealthPolicy
-from tests.support.a2a_agents import TASK_NOT_FOUND, PlainAgent, SdkAgent, raw
+from tests.support.a2a_agents import LOOPBACK_DEADLINE, TASK_NOT_FOUND, PlainAgent, SdkAgent, raw
 from tests.support.cards import make_card
 from tests.support.jobs import FakeClock, run_job
 
@@ -33,7 +33,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def health(services, clock) -> HealthService:  # type: ignore[no-untyped-def]
-    probe = HealthProbe(services.http, timeout=0.3, slow_after=1.0, clock=clock)
+    probe = HealthProbe(services.http, timeout=LOOPBACK_DEADLINE, slow_after=LOOPBACK_DEADLINE, clock=clock)
     policy = HealthPolicy(interval=INTERVAL, failures_before_down=2, successes_before_up=1, max_backoff=3600)
     return HealthService(services.engine, probe, policy, lease_seconds=LEASE, retention=3600,
                          clock=clock, rng=random.Random(7))
