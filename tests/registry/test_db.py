@@ -221,7 +221,9 @@ def test_checkpointer_copies_committed_wal_pages_into_the_database_and_stops_pro
                 _commit_rows(writer, 2000)
                 _wait_until(lambda total=total: _in_database_file(path, "SELECT count(*) FROM rows") == total,
                             f"{total} rows are in the database file")
-            assert wal.stat().st_size <= 2 * wal_size  # unchecked it would be 4x by now
+            # Unchecked it would be 4x by now. A commit that lands while a checkpoint is running
+            # appends instead of restarting the WAL, so two batches (plus headers) can be in it.
+            assert wal.stat().st_size < 3 * wal_size
             (thread,) = _checkpointer_threads() - before
         finally:
             started = time.monotonic()
