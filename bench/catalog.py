@@ -18,7 +18,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import Http, Table, cli, post_cards, registry_server  # noqa: E402
+from bench.common import Http, Table, add_database_options, cli, each_database, post_cards, registry_server  # noqa: E402
 
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
          "quebec romeo sierra tango uniform victor whiskey xray yankee zulu weather travel finance legal "
@@ -126,30 +126,14 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=100_000)
     parser.add_argument("--clients", type=int, default=16, help="client connections")
     parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
-    parser.add_argument("--skip-sqlite", action="store_true")
+    add_database_options(parser)
     parser.add_argument("--server-workers", type=int, default=2, help="web worker processes")
     parser.add_argument("--server-threads", type=int, default=8, help="request threads per web worker")
     args = parser.parse_args()
     table = Table()
-    if not args.skip_sqlite:
-        with tempfile.TemporaryDirectory() as tmp:
-            run(f"sqlite:///{tmp}/bench.db", "sqlite", args, table)
-    if args.postgres:
-        reset_postgres(args.postgres)
-        run(args.postgres, "postgres", args, table)
+    for url, label in each_database(args):
+        run(url, label, args, table)
     table.print("python " + " ".join(sys.argv))
-
-
-def reset_postgres(url: str) -> None:
-    from sqlalchemy import text
-
-    from registry.db import make_engine
-
-    engine = make_engine(url)
-    with engine.begin() as conn:
-        conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
-    engine.dispose()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ keep-alive, latency statistics and the result table."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -145,6 +146,32 @@ def post_cards(port: int, token: str, items: list[dict[str, Any]], clients: int,
     if failures:
         raise RuntimeError(f"{len(failures)} registrations failed, e.g. {failures[0]}")
     return wall, latencies
+
+
+def add_database_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
+    parser.add_argument("--skip-sqlite", action="store_true")
+
+
+def each_database(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
+    """(database URL, label): a fresh SQLite file unless --skip-sqlite, then --postgres reset."""
+    if not args.skip_sqlite:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield f"sqlite:///{tmp}/bench.db", "sqlite"
+    if args.postgres:
+        reset_postgres(args.postgres)
+        yield args.postgres, "postgres"
+
+
+def reset_postgres(url: str) -> None:
+    from sqlalchemy import text
+
+    from registry.db import make_engine
+
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    engine.dispose()
 
 
 def cli(env: dict[str, str], *args: str) -> str:

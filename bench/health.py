@@ -29,8 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.catalog import reset_postgres  # noqa: E402
-from bench.common import BIN, Http, Table, percentile, registry_server  # noqa: E402
+from bench.common import BIN, Http, Table, add_database_options, percentile, registry_server, reset_postgres  # noqa: E402
 
 TAGS = [f"tag{i:02d}" for i in range(40)]
 WORDS = "weather travel finance legal medical translate summarize search schedule invoice".split()
@@ -227,8 +226,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=32, help="AGENTDEX_WORKER_THREADS of each worker")
     parser.add_argument("--ports", type=int, default=16, help="listening ports of the farm")
     parser.add_argument("--niceness", type=int, default=10, help="`agentdex worker --niceness` (its default)")
-    parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
-    parser.add_argument("--skip-sqlite", action="store_true")
+    add_database_options(parser)
     args = parser.parse_args()
     table = Table()
     if not args.skip_sqlite:

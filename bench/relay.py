@@ -19,7 +19,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -29,8 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.catalog import reset_postgres  # noqa: E402
-from bench.common import BIN, Http, Table, registry_server  # noqa: E402
+from bench.common import BIN, Http, Table, add_database_options, each_database, registry_server  # noqa: E402
 
 BODY_BYTES = 1024
 RELAY_ENV = {"AGENTDEX_RELAY_RATE": "1000000", "AGENTDEX_RELAY_BURST": "1000000"}  # the bench is one agent
@@ -263,16 +261,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the latency phase")
     parser.add_argument("--web-workers", type=int, default=2)
     parser.add_argument("--web-threads", type=int, default=8)
-    parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
-    parser.add_argument("--skip-sqlite", action="store_true")
+    add_database_options(parser)
     args = parser.parse_args()
     table = Table()
-    if not args.skip_sqlite:
-        with tempfile.TemporaryDirectory() as tmp:
-            run(f"sqlite:///{tmp}/bench.db", "sqlite", args, table)
-    if args.postgres:
-        reset_postgres(args.postgres)
-        run(args.postgres, "postgres", args, table)
+    for url, label in each_database(args):
+        run(url, label, args, table)
     table.print("python " + " ".join(sys.argv))
 
 

@@ -19,15 +19,14 @@ import argparse
 import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.catalog import make_card, reset_postgres  # noqa: E402
-from bench.common import Http, Table, post_cards, registry_server  # noqa: E402
+from bench.catalog import make_card  # noqa: E402
+from bench.common import Http, Table, add_database_options, each_database, post_cards, registry_server, reset_postgres  # noqa: E402
 from registry.services.trust_endorse import attestation_digest  # noqa: E402
 from signing import (  # noqa: E402
     CardPayloads,
@@ -150,16 +149,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cards", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=16, help="client connections")
-    parser.add_argument("--postgres", default=None, help="PostgreSQL URL (its public schema is reset)")
-    parser.add_argument("--skip-sqlite", action="store_true")
+    add_database_options(parser)
     args = parser.parse_args()
     table, notes = Table(), []
-    if not args.skip_sqlite:
-        with tempfile.TemporaryDirectory() as tmp:
-            run(f"sqlite:///{tmp}/bench.db", "sqlite", args.cards, args.clients, table, notes)
-    if args.postgres:
-        reset_postgres(args.postgres)
-        run(args.postgres, "postgres", args.cards, args.clients, table, notes)
+    for url, label in each_database(args):
+        run(url, label, args.cards, args.clients, table, notes)
     table.print("python " + " ".join(sys.argv))
     print("\n".join(["", *notes, f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
                      f"{os.cpu_count()} CPUs"]))
