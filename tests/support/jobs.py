@@ -1,4 +1,4 @@
-"""Helpers for job tests: a clock tests move by hand, and running a job like the worker does."""
+"""Helpers for job tests: clocks tests move by hand, and running a job like the worker does."""
 
 from __future__ import annotations
 
@@ -9,6 +9,16 @@ from concurrent.futures import ThreadPoolExecutor
 from registry.jobs import Job, JobContext, JobReport
 
 START = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+
+
+class Ticker:
+    """A monotonic clock (seconds) tests move by hand: rate limits, caches with a TTL."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 class FakeClock:

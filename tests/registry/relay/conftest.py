@@ -16,20 +16,10 @@ from registry.relay.wiring import build_relay
 from registry.settings import RelaySettings
 from signing import UnsafeHttpAnyHost
 from tests.support.cards import make_card
-from tests.support.jobs import FakeClock
+from tests.support.jobs import FakeClock, Ticker
 from tests.support.webhooks import WebhookReceiver
 
 CARD_PATH = "/.well-known/agent-card.json"
-
-
-class Ticker:
-    """A monotonic clock tests move by hand (rate limits)."""
-
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

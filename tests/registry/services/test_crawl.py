@@ -42,11 +42,6 @@ def job(crawler) -> LeasedJob:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def actor(services, writer_token):  # type: ignore[no-untyped-def]
-    return services.tokens.authenticate(writer_token)
-
-
-@pytest.fixture
 def sdk_agent() -> Iterator[SdkAgent]:
     agent = SdkAgent(cache_control="public, max-age=7200")
     yield agent

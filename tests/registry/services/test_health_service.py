@@ -45,11 +45,6 @@ def job(health) -> LeasedJob:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def actor(services, writer_token):  # type: ignore[no-untyped-def]
-    return services.tokens.authenticate(writer_token)
-
-
-@pytest.fixture
 def sdk_agent() -> Iterator[SdkAgent]:
     agent = SdkAgent()
     yield agent

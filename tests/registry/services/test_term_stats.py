@@ -7,24 +7,9 @@ import itertools
 import threading
 import time
 
-import pytest
-
 from registry.services.search_plan import TermStats
 from tests.support.cards import make_card
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def actor(services, writer_token):  # type: ignore[no-untyped-def]
-    return services.tokens.authenticate(writer_token)
-
+from tests.support.jobs import Ticker
 
 _numbers = itertools.count()
 
@@ -45,7 +30,7 @@ def _wait_for(predicate, seconds: float = 10.0) -> bool:
 
 def test_a_new_term_is_counted_at_once_and_an_expired_one_in_the_background(services, actor):
     _register(services, actor, 3, "weather")
-    clock = Clock()
+    clock = Ticker()
     stats = TermStats(ttl=60, monotonic=clock, sessions=services.sessions)
     with services.sessions() as session:
         assert stats.count(session, "tag", "weather") == 3
@@ -62,7 +47,7 @@ def test_a_new_term_is_counted_at_once_and_an_expired_one_in_the_background(serv
 
 def test_without_sessions_an_expired_count_is_counted_on_the_request(services, actor):
     _register(services, actor, 2, "travel")
-    clock = Clock()
+    clock = Ticker()
     stats = TermStats(ttl=60, monotonic=clock)
     with services.sessions() as session:
         assert stats.count(session, "tag", "travel") == 2
@@ -74,7 +59,7 @@ def test_without_sessions_an_expired_count_is_counted_on_the_request(services, a
 def test_refreshes_of_many_expired_terms_run_on_one_thread(services, actor):
     _register(services, actor, 1, "alpha")
     _register(services, actor, 1, "bravo")
-    clock = Clock()
+    clock = Ticker()
     stats = TermStats(ttl=60, monotonic=clock, sessions=services.sessions)
     with services.sessions() as session:
         for tag in ("alpha", "bravo"):
