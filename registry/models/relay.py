@@ -1,10 +1,10 @@
 """The push relay: subscriptions, the outbox of accepted notifications, and every delivery attempt.
 
 `relay_messages` is the outbox and the work queue of the delivery job at once: a message is
-pending while `due_at` is set (a leased queue, `registry.jobs.leases`), and `due_at` is cleared
-when it is delivered or dead-lettered, so claiming is a plain index range on `due_at`. Messages
-of one task carry a per-task sequence (`seq`); the pending-order index lets the claim skip a
-message while an earlier one of its task is still pending (in-order delivery per task).
+pending until it is delivered or dead-lettered, and due (`due_at` set, a leased queue, see
+`registry.jobs.leases`) only while it is the head of its task. Messages of one task carry a
+per-task sequence (`seq`); a later one waits with `due_at` NULL until the earlier ones are done
+(in-order delivery, `registry.relay.task_order`), so claiming is a plain index range on `due_at`.
 """
 
 from __future__ import annotations

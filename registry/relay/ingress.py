@@ -26,6 +26,7 @@ from registry.relay.agent_jwt import AgentBinding, AgentJwtVerifier
 from registry.relay.bodies import PushBody, classify
 from registry.relay.rate_limit import RateLimiter, retry_after_seconds
 from registry.relay.relay_tokens import TokenHashes
+from registry.relay.task_order import lock_tasks, waiting_or_due
 from registry.services.group_commit import GroupCommitter
 
 PG_CHANNEL = "agentdex_relay"
@@ -72,7 +73,8 @@ _INSERT = insert(M).values(
     seq=select(func.coalesce(func.max(M.seq), 0) + 1)
     .where(M.subscription_pk == bindparam("b_sub"), M.task_key == bindparam("b_task")).scalar_subquery(),
     kind=bindparam("b_kind"), body=bindparam("b_body"), jti=bindparam("b_jti"), received_at=bindparam("b_at"),
-    state="pending", due_at=bindparam("b_due"), attempts=0, replays=0,
+    state="pending", due_at=waiting_or_due(bindparam("b_sub"), bindparam("b_task"), bindparam("b_due")),
+    attempts=0, replays=0,
 )
 
 
@@ -173,6 +175,7 @@ class RelayIngress:
 
     def _insert(self, rows: Sequence[_Row]) -> None:
         with self._engine.begin() as conn:
+            lock_tasks(conn, ((row.values["b_sub"], row.values["b_task"]) for row in rows))
             conn.execute(_INSERT, [row.values for row in rows])
             if self._notify_pg:  # delivered to LISTENing workers when (and only if) this commits
                 conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": PG_CHANNEL})

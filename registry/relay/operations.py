@@ -2,7 +2,8 @@
 
 A replay puts a delivered or dead-lettered message back in the queue, due now, with a fresh
 attempt budget and the same `webhook-id` (it is the same message: a receiver that already
-processed it may drop it). It keeps its place in its task's order.
+processed it may drop it). It keeps its place in its task's order: a later message of the task
+that is not already out for delivery waits for it again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from registry.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.models.relay import MESSAGE_STATES
 from registry.models.types import utcnow
 from registry.relay.subscriptions import SubscriptionService
+from registry.relay.task_order import lock_tasks, reorder
 from registry.services.discovery import decode_cursor, encode_cursor
 from registry.services.tokens import Actor
 
@@ -81,21 +83,27 @@ class RelayOperations:
         message, sub_id = self._owned_message(actor, message_id)
         if message.state == "pending":
             raise errors.Conflict(f"message {message_id} is still being delivered; nothing to replay")
+        task = (message.subscription_pk, message.task_key)
         with self._engine.begin() as conn:
+            lock_tasks(conn, [task])
             self._refuse_inactive(conn, message.subscription_pk)
             conn.execute(update(M).where(M.pk == message.pk, M.state != "pending").values(**self._requeued()))
+            reorder(conn, [task], self._clock())
         self._on_replay()
         return self.message(actor, message_id)
 
     def replay_dead(self, actor: Actor, sub_id: str, since: dt.datetime) -> int:
         """Re-queue every message of the subscription dead-lettered at or after `since`. Raises NotFound, Conflict."""
         sub = self._subscriptions.get(actor, sub_id)
+        dead = (M.subscription_pk == sub.pk, M.state == "dead", M.finished_at >= since)
         with self._engine.begin() as conn:
             self._refuse_inactive(conn, sub.pk)
+            tasks = [(sub.pk, task) for task in conn.scalars(select(M.task_key).where(*dead).distinct())]
+            lock_tasks(conn, tasks)
             count = conn.execute(
-                update(M).where(M.subscription_pk == sub.pk, M.state == "dead", M.finished_at >= since)
-                .values(**self._requeued())
+                update(M).where(*dead, M.task_key.in_([task for _, task in tasks])).values(**self._requeued())
             ).rowcount
+            reorder(conn, tasks, self._clock())
         if count:
             self._on_replay()
         return int(count)
@@ -138,5 +146,6 @@ class RelayOperations:
             raise errors.Conflict(f"the subscription is {status}; enable it before replaying")
 
     def _requeued(self) -> dict[str, Any]:
-        return {"state": "pending", "due_at": self._clock(), "attempts": 0, "finished_at": None,
+        # Due at once if it is its task's head: `reorder` decides.
+        return {"state": "pending", "due_at": None, "attempts": 0, "finished_at": None,
                 "lease_owner": None, "lease_until": None, "replays": M.replays + 1}

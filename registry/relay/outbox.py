@@ -1,11 +1,10 @@
 """The delivery queue: a `LeasedWork` (see `registry.jobs`) over `relay_messages`.
 
-`claim` leases due messages that are the head of their task (no earlier message of the same
-subscription and task is still pending: in-order delivery), of active subscriptions only, and
-opens the client's credentials. `perform` POSTs through the safe outbound client with no
+`claim` leases due messages of active subscriptions (only the head of a task is ever due:
+in-order delivery, see `registry.relay.task_order`) and opens the client's credentials. `perform` POSTs through the safe outbound client with no
 transaction open. `record` writes the outcomes of the messages the worker still leases, logs
-every attempt, schedules retries or dead-letters, and disables a subscription whose target
-answered 410 Gone.
+every attempt, schedules retries or dead-letters, makes the next message of each ended one's task
+due, and disables a subscription whose target answered 410 Gone.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Engine, Row, bindparam, exists, insert, select, update
-from sqlalchemy.orm import aliased
 
 from registry.jobs.leases import LeaseColumns
 from registry.models import RelayAttempt, RelayMessage, RelaySubscription
@@ -24,16 +22,11 @@ from registry.models.types import utcnow
 from registry.relay.delivery import DeliveryOutcome, DueDelivery, WebhookPoster
 from registry.relay.retry_policy import RetryPolicy
 from registry.relay.secret_box import SecretBox, SecretBoxError
+from registry.relay.task_order import lock_tasks_of, promote
 
 M, S = RelayMessage, RelaySubscription
 LEASE = LeaseColumns(M.__table__, M.__table__.c.pk, M.__table__.c.due_at,
                      M.__table__.c.lease_owner, M.__table__.c.lease_until)
-_EARLIER = aliased(M)
-# A2A gives no order across tasks, but within one task a later update must not overtake an earlier one.
-IS_TASK_HEAD = ~exists().where(
-    _EARLIER.subscription_pk == M.subscription_pk, _EARLIER.task_key == M.task_key,
-    _EARLIER.state == "pending", _EARLIER.seq < M.seq,
-)
 IS_ACTIVE = exists().where(S.pk == M.subscription_pk, S.status == "active")
 _WRITE = update(M).where(M.pk == bindparam("b_pk")).values(
     state=bindparam("b_state"), due_at=bindparam("b_due"), attempts=bindparam("b_attempts"),
@@ -58,7 +51,7 @@ class RelayOutbox:
     def claim(self, owner: str, limit: int) -> list[DueDelivery]:
         with self._engine.begin() as conn:
             rows = LEASE.claim(conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit,
-                               where=(IS_TASK_HEAD, IS_ACTIVE),
+                               where=(IS_ACTIVE,),
                                returning=(M.id, M.subscription_pk, M.body, M.attempts))
             subs = self._targets(conn, {row.subscription_pk for row in rows})
         return [self._due(row, subs[row.subscription_pk]) for row in rows]
@@ -69,13 +62,16 @@ class RelayOutbox:
     def record(self, owner: str, outcomes: Sequence[DeliveryOutcome]) -> int:
         now = self._clock()
         with self._engine.begin() as conn:
+            lock_tasks_of(conn, (o.pk for o in outcomes))
             held = LEASE.hold(conn, [o.pk for o in outcomes], owner=owner, now=now, seconds=self._lease_seconds,
-                              returning=(M.attempts, M.subscription_pk))
+                              returning=(M.attempts, M.subscription_pk, M.task_key))
             kept = [o for o in outcomes if o.pk in held]
             if not kept:
                 return 0
             writes = [self._message_values(o, held[o.pk], now) for o in kept]
             conn.execute(_WRITE, writes)
+            promote(conn, [(held[w["b_pk"]].subscription_pk, held[w["b_pk"]].task_key)
+                           for w in writes if w["b_state"] != "pending"], now)
             conn.execute(insert(RelayAttempt), [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
             gone = {held[o.pk].subscription_pk for o in kept if o.outcome == "gone"}
             if gone:

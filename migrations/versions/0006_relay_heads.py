@@ -1,0 +1,33 @@
+"""Only the head of each task's queue is due: a message waiting behind an earlier one of its task
+keeps `due_at` NULL (`registry.relay.task_order`), so the delivery claim is a plain index range.
+
+Existing pending messages that wait behind an earlier pending one stop being due; the earliest
+keeps its `due_at`.
+
+Revision ID: 0006_relay_heads
+Revises: 0004_relay
+Create Date: 2026-11-22 05:10:00
+"""
+
+from __future__ import annotations
+
+from alembic import op
+
+revision = "0006_relay_heads"
+down_revision = "0004_relay"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.execute(
+        "UPDATE relay_messages SET due_at = NULL WHERE state = 'pending' AND EXISTS ("
+        "SELECT 1 FROM relay_messages AS earlier WHERE earlier.subscription_pk = relay_messages.subscription_pk "
+        "AND earlier.task_key = relay_messages.task_key AND earlier.state = 'pending' "
+        "AND earlier.seq < relay_messages.seq)"
+    )
+
+
+def downgrade() -> None:
+    # Before this revision every pending message was due and the claim skipped non-heads itself.
+    op.execute("UPDATE relay_messages SET due_at = received_at WHERE state = 'pending' AND due_at IS NULL")

@@ -1,0 +1,107 @@
+"""In-order delivery per task: only the head of a task's queue is due.
+
+A2A gives no order across tasks, but within one task a later update must not overtake an earlier
+one. A pending message is due (`due_at` set) only while no earlier message of its task is still
+pending; the others wait with `due_at` NULL. Claiming is then a plain index range on `due_at`
+whatever the database knows about the table, instead of an anti-join per candidate whose plan a
+fresh or stale table statistic can turn into a scan of every pending row.
+
+Who keeps that true:
+- the ingress writes a message due only if its task has nothing pending (`WAITING_OR_DUE`);
+- whoever ends a message (delivered, dead-lettered) promotes the next one of its task (`promote`);
+- a replay, which can put an earlier message back before a later one, re-orders the task (`reorder`).
+
+On SQLite each of these runs under the database's single write lock, so each sees the others'
+work. On PostgreSQL an ingress that finds an earlier message pending and a worker that is just
+ending that message could each miss the other's uncommitted row and leave a message waiting for
+nothing; so every writer first takes a transaction-scoped advisory lock per task it touches, in
+one sorted order (no deadlock), in a statement before the ones that read (`lock_tasks`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, case, exists, select, text, tuple_, update
+from sqlalchemy.orm import aliased
+
+from registry.models import RelayMessage
+
+M = RelayMessage
+TaskKey = tuple[int, str]  # (subscription pk, task key)
+
+_PENDING = aliased(M)
+_LOCK = text("SELECT pg_advisory_xact_lock(k) FROM unnest(CAST(:keys AS bigint[])) AS k")
+
+
+def earlier_pending(message: Any = M) -> Any:
+    """A message of the same task with a lower sequence number is still pending."""
+    return exists().where(_PENDING.subscription_pk == message.subscription_pk, _PENDING.task_key == message.task_key,
+                          _PENDING.state == "pending", _PENDING.seq < message.seq)
+
+
+def waiting_or_due(subscription_pk: Any, task_key: Any, due: Any) -> Any:
+    """The `due_at` of a new message: NULL while its task has a message pending, else `due`."""
+    busy = exists().where(_PENDING.subscription_pk == subscription_pk, _PENDING.task_key == task_key,
+                          _PENDING.state == "pending")
+    return case((busy, None), else_=due)
+
+
+# The earliest pending message of each task, made due now if it was waiting.
+_HEAD = (
+    select(_PENDING.pk)
+    .where(_PENDING.subscription_pk == bindparam("b_sub"), _PENDING.task_key == bindparam("b_task"),
+           _PENDING.state == "pending")
+    .order_by(_PENDING.seq).limit(1).scalar_subquery()
+)
+_PROMOTE = update(M).where(M.pk == _HEAD, M.due_at.is_(None)).values(due_at=bindparam("b_now"))
+
+
+def lock_key(task: TaskKey) -> int:
+    """A stable signed 64-bit advisory-lock key for a task (a collision only serialises two tasks)."""
+    digest = hashlib.blake2b(f"{task[0]}:{task[1]}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def lock_tasks(conn: Connection, tasks: Iterable[TaskKey]) -> None:
+    """PostgreSQL: hold every task's lock until this transaction ends. SQLite's write lock already does."""
+    if conn.dialect.name != "postgresql":
+        return
+    keys = sorted({lock_key(task) for task in tasks})
+    if keys:
+        conn.execute(_LOCK, {"keys": keys})
+
+
+def lock_tasks_of(conn: Connection, pks: Iterable[int]) -> None:
+    """`lock_tasks` for the tasks of these messages (a message never changes task)."""
+    pks = list(pks)
+    if conn.dialect.name != "postgresql" or not pks:
+        return
+    rows = conn.execute(select(M.subscription_pk, M.task_key).where(M.pk.in_(pks)))
+    lock_tasks(conn, ((row.subscription_pk, row.task_key) for row in rows))
+
+
+def promote(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> None:
+    """Make the head of each task due now, if it was waiting (the caller holds the tasks' locks)."""
+    params = [{"b_sub": sub, "b_task": task, "b_now": now} for sub, task in sorted(set(tasks))]
+    if params:
+        conn.execute(_PROMOTE, params)
+
+
+def reorder(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> None:
+    """After messages were put back in the queue: only each task's head stays due (the caller holds the
+    tasks' locks). A later message already out for delivery keeps its lease; it cannot be recalled."""
+    tasks = sorted(set(tasks))
+    if not tasks:
+        return
+    conn.execute(
+        update(M).where(
+            tuple_(M.subscription_pk, M.task_key).in_(tasks), M.state == "pending", M.due_at.is_not(None),
+            M.lease_owner.is_(None) | (M.lease_until <= now), earlier_pending(),
+        ).values(due_at=None)
+    )
+    promote(conn, tasks, now)
+
