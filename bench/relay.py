@@ -28,7 +28,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import BIN, Http, Table, add_database_options, each_database, registry_server  # noqa: E402
+from bench.common import (  # noqa: E402
+    BIN,
+    Http,
+    Table,
+    add_database_options,
+    cpu_seconds,
+    each_database,
+    registry_server,
+    server_cpu_seconds,
+)
 
 BODY_BYTES = 1024
 RELAY_ENV = {"AGENTDEX_RELAY_RATE": "1000000", "AGENTDEX_RELAY_BURST": "1000000"}  # the bench is one agent
@@ -88,20 +97,6 @@ class Sink:
                 pass
 
         return Handler
-
-
-def cpu_seconds(marker: str) -> float:
-    """CPU time (user + system) of every process whose command line contains `marker`."""
-    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            if marker in cmdline:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / tick
-        except (OSError, IndexError, ValueError):
-            continue  # the process ended meanwhile
-    return total
 
 
 def cpu_note(seconds: float, count: int) -> str:
@@ -174,11 +169,10 @@ def ingest(port: int, subs: list[tuple[str, str]], count: int, clients: int, tas
             latencies.append((time.monotonic() - began) * 1000)
         return latencies
 
-    web = f"127.0.0.1:{port}"
-    cpu, started = cpu_seconds(web), time.monotonic()
+    cpu, started = server_cpu_seconds(port), time.monotonic()
     with ThreadPoolExecutor(clients) as pool:
         latencies = [ms for part in pool.map(agent, range(clients)) for ms in part]
-    elapsed, cpu = time.monotonic() - started, cpu_seconds(web) - cpu
+    elapsed, cpu = time.monotonic() - started, server_cpu_seconds(port) - cpu
     table.add(f"{label}: ingest, {clients} agents {cpu_note(cpu, count)}", count, elapsed, latencies)
 
 

@@ -26,7 +26,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalog import make_card  # noqa: E402
-from bench.common import Http, Table, add_database_options, each_database, post_cards, registry_server, reset_postgres  # noqa: E402
+from bench.common import (  # noqa: E402
+    Http,
+    Table,
+    add_database_options,
+    each_database,
+    post_cards,
+    registry_server,
+    reset_postgres,
+    server_cpu_seconds,
+)
 from registry.services.trust_endorse import attestation_digest  # noqa: E402
 from signing import (  # noqa: E402
     CardPayloads,
@@ -40,7 +49,6 @@ from signing import (  # noqa: E402
 )
 
 PUBLIC_URL = "https://registry.bench.example"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PHASE_TIMEOUT = 900.0  # seconds: a phase that takes longer is reported as failed, never waited on forever
 
 
@@ -56,21 +64,6 @@ def signed_items(rng: random.Random, keys: list[SigningKey], start: int, count: 
 def unsigned_items(rng: random.Random, start: int, count: int) -> list[dict[str, Any]]:
     return [{"card": make_card(rng, n), "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"}
             for n in range(start, start + count)]
-
-
-def server_cpu_seconds(port: int) -> float:
-    """User + system CPU of the web server processes serving `port` (read from /proc)."""
-    total = 0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if b"registry.wsgi:app" not in cmdline or b"--port\0%d\0" % port not in cmdline:
-                continue
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime (man 5 proc: fields 14, 15)
-        except OSError:
-            continue
-    return total / CLOCK_TICKS
 
 
 def register(port: int, token: str, items: list[dict[str, Any]], clients: int) -> tuple[float, list[float], float]:
