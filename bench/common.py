@@ -194,7 +194,6 @@ def cli(env: dict[str, str], *args: str) -> str:
     return subprocess.run([str(BIN / "agentdex"), *args], env=env, check=True, capture_output=True, text=True).stdout
 
 
-@contextlib.contextmanager
 def cpu_seconds(*markers: str) -> float:
     """User + system CPU of every process whose command line contains all of `markers` (from /proc)."""
     wanted = [marker.encode() for marker in markers]
@@ -215,6 +214,7 @@ def server_cpu_seconds(port: int) -> float:
     return cpu_seconds("registry.wsgi:app", f"--port {port} ")
 
 
+@contextlib.contextmanager
 def registry_server(database_url: str, *, workers: int = 2, threads: int = 4) -> Iterator[tuple[int, str, dict[str, str]]]:
     """Migrate `database_url`, create a write token and run the registry as in production
     (`granian --interface wsgi --workers N registry.wsgi:app`); yield (port, token, env)."""
