@@ -175,7 +175,7 @@ class RelayIngress:
 
     def _insert(self, rows: Sequence[_Row]) -> None:
         with self._engine.begin() as conn:
-            lock_tasks(conn, ((row.values["b_sub"], row.values["b_task"]) for row in rows))
+            lock_tasks(conn, ((row.values["b_sub"], row.values["b_task"]) for row in rows), shared=True)
             conn.execute(_INSERT, [row.values for row in rows])
             if self._notify_pg:  # delivered to LISTENing workers when (and only if) this commits
                 conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": PG_CHANNEL})

@@ -35,6 +35,7 @@ TaskKey = tuple[int, str]  # (subscription pk, task key)
 
 _PENDING = aliased(M)
 _LOCK = text("SELECT pg_advisory_xact_lock(k) FROM unnest(CAST(:keys AS bigint[])) AS k")
+_LOCK_SHARED = text("SELECT pg_advisory_xact_lock_shared(k) FROM unnest(CAST(:keys AS bigint[])) AS k")
 
 
 def earlier_pending(message: Any = M) -> Any:
@@ -66,13 +67,18 @@ def lock_key(task: TaskKey) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def lock_tasks(conn: Connection, tasks: Iterable[TaskKey]) -> None:
-    """PostgreSQL: hold every task's lock until this transaction ends. SQLite's write lock already does."""
+def lock_tasks(conn: Connection, tasks: Iterable[TaskKey], *, shared: bool = False) -> None:
+    """PostgreSQL: hold every task's lock until this transaction ends. SQLite's write lock already does.
+
+    The ingress takes them `shared`: two notifications of one task need no lock between them (they
+    take the same next sequence number, so one fails on the unique order and is written again after
+    the other), only against whoever ends or re-queues a message of the task.
+    """
     if conn.dialect.name != "postgresql":
         return
     keys = sorted({lock_key(task) for task in tasks})
     if keys:
-        conn.execute(_LOCK, {"keys": keys})
+        conn.execute(_LOCK_SHARED if shared else _LOCK, {"keys": keys})
 
 
 def lock_tasks_of(conn: Connection, pks: Iterable[int]) -> None:
