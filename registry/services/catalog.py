@@ -35,6 +35,7 @@ from registry.services.tokens import Actor
 from registry.services.trust import TrustService
 from registry.services.trust_keys import KeyScope
 from registry.services.trust_rows import refresh_current_trust
+from registry.services.trust_state import CardTrust
 from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
@@ -216,6 +217,11 @@ class CatalogService:
                            enforce: bool = True) -> CardRecord:
         return self._record(fetched.card, fetched.body, card_url, source="crawled", scope=scope, fetched=fetched,
                             enforce=enforce)
+
+    def reassess_current(self, agent_pk: int) -> tuple[int, CardTrust] | None:
+        """The current card verified again (a re-crawl answered 304: the card is the same, its keys
+        may not be): (version, trust), or None without verification or agent."""
+        return self._trust.assess_current(agent_pk) if self._trust else None
 
     def crawled_record(self, fetched: FetchedCard, card_url: str) -> CardRecord:
         """A re-fetched card as a record, valid or not: the crawler keeps invalid cards as history.

@@ -30,6 +30,8 @@ from registry.services.card_fetcher import CardFetcher, CardFetchError, FetchedC
 from registry.services.catalog import CatalogService
 from registry.services.catalog_index import CardRecord
 from registry.services.health_state import jittered
+from registry.services.trust_rows import refresh_current_trust
+from registry.services.trust_state import CardTrust
 
 CRAWL_LEASE = LeaseColumns(
     Agent.__table__, Agent.__table__.c.pk, Agent.__table__.c.next_crawl_at,
@@ -71,11 +73,13 @@ class DueCrawl:
 
 @dataclasses.dataclass(frozen=True)
 class CrawlOutcome:
-    """`record` is set when a card came back (valid or not); `error` when the fetch failed."""
+    """`record` is set when a card came back (valid or not); `error` when the fetch failed;
+    `not_modified` on 304, with `reassessed`: the current card's signatures checked again (version, trust)."""
 
     item: DueCrawl
     record: CardRecord | None = None
     not_modified: NotModified | None = None
+    reassessed: tuple[int, CardTrust] | None = None
     fetched: FetchedCard | None = None
     error: str | None = None
 
@@ -121,8 +125,8 @@ class CrawlService:
             return CrawlOutcome(item)
         try:
             answer = self._fetcher.fetch(item.card_url, etag=item.etag, last_modified=item.last_modified)
-            if isinstance(answer, NotModified):
-                return CrawlOutcome(item, not_modified=answer)
+            if isinstance(answer, NotModified):  # the same card; its keys may have changed (e.g. its JWKS answers again)
+                return CrawlOutcome(item, not_modified=answer, reassessed=self._catalog.reassess_current(item.pk))
             return CrawlOutcome(item, record=self._catalog.crawled_record(answer, item.card_url), fetched=answer)
         except (CardFetchError, OutboundError, RegistryError) as error:
             return CrawlOutcome(item, error=f"{type(error).__name__}: {error}"[:500])
@@ -136,6 +140,9 @@ class CrawlService:
             for outcome in kept:
                 if outcome.record is not None:
                     self._catalog.store_crawled(conn, outcome.item.pk, outcome.record)
+                elif outcome.reassessed is not None:
+                    version, trust = outcome.reassessed
+                    refresh_current_trust(conn, outcome.item.pk, trust, version)
             if kept:
                 conn.execute(_SCHEDULE, [self._schedule(o, now) for o in kept])
         return len(kept)

@@ -43,6 +43,7 @@ class CardSubject(Protocol):
 class _StoredCard:
     def __init__(self, row: Any) -> None:
         self.agent_pk: int = row.agent_pk
+        self.version: int = row.card_version
         self.card = json.loads(row.raw)
         self.card_url, self.source, self.fetched_from, self.fetched_at = row.card_url, row.source, row.fetched_from, row.fetched_at
         self.scope = KeyScope(row.owner_id, row.agent_pk, row.jwks_url)
@@ -142,15 +143,22 @@ class TrustService:
     def reverify(self, agent_pks: list[int]) -> None:
         """Verify the current cards again (outside any transaction), then store the results."""
         stored = self._current_cards(agent_pks)
-        results = [(card.agent_pk, self.assess(card, card.scope)) for card in stored]
+        results = [(card.agent_pk, card.version, self.assess(card, card.scope)) for card in stored]
         with self._engine.begin() as conn:
-            for agent_pk, trust in results:
-                replace_current_trust(conn, agent_pk, trust)
+            for agent_pk, version, trust in results:
+                replace_current_trust(conn, agent_pk, trust, version)
+
+    def assess_current(self, agent_pk: int) -> tuple[int, CardTrust] | None:
+        """Verify the agent's current card again (outside any transaction): (its version, the
+        result), for a caller that stores it only if that version is still current. None if the
+        agent is gone."""
+        stored = self._current_cards([agent_pk])
+        return (stored[0].version, self.assess(stored[0], stored[0].scope)) if stored else None
 
     def _current_cards(self, agent_pks: list[int]) -> list[_StoredCard]:
         stmt = (
             select(AgentCard.agent_pk, AgentCard.raw, AgentCard.source, AgentCard.fetched_from, AgentCard.fetched_at,
-                   Agent.card_url, Agent.owner_id, Agent.jwks_url)
+                   Agent.card_url, Agent.owner_id, Agent.jwks_url, Agent.card_version)
             .join(Agent, Agent.pk == AgentCard.agent_pk)
             .where(AgentCard.agent_pk.in_(agent_pks), AgentCard.version == Agent.card_version)
         )

@@ -24,12 +24,14 @@ def write_trust(conn: Connection, items: list[tuple[CardTrust | None, int, int]]
         conn.execute(ENDORSEMENT_INSERT, endorsements)
 
 
-def replace_current_trust(conn: Connection, agent_pk: int, trust: CardTrust) -> None:
+def replace_current_trust(conn: Connection, agent_pk: int, trust: CardTrust, version: int | None = None) -> None:
     """Re-verification of the agent's current card (new owner keys, a re-crawl that found the
-    card unchanged): its checks, endorsement, roll-up and search term are replaced."""
-    version = conn.scalar(select(Agent.card_version).where(Agent.pk == agent_pk))
-    if version is None:  # deleted meanwhile
+    card unchanged): its checks, endorsement, roll-up and search term are replaced. With `version`
+    (the one that was verified), nothing is written if another version became current meanwhile."""
+    current = conn.scalar(select(Agent.card_version).where(Agent.pk == agent_pk))
+    if current is None or version not in (None, current):  # deleted, or a newer card arrived meanwhile
         return
+    version = current
     for table in (SignatureCheck, CardEndorsement):
         conn.execute(delete(table).where(table.agent_pk == agent_pk, table.card_version == version))
     write_trust(conn, [(trust, agent_pk, version)])
@@ -38,11 +40,11 @@ def replace_current_trust(conn: Connection, agent_pk: int, trust: CardTrust) -> 
     conn.execute(TERM_INSERT, [{"agent_pk": agent_pk, "kind": SIGNATURE_TERM, "value": trust.state}])
 
 
-def refresh_current_trust(conn: Connection, agent_pk: int, trust: CardTrust | None) -> None:
+def refresh_current_trust(conn: Connection, agent_pk: int, trust: CardTrust | None, version: int | None = None) -> None:
     """`replace_current_trust` when the roll-up differs from the stored one (a re-crawl found the
     card unchanged, but its keys now resolve, or no longer do)."""
     if trust is None:
         return
     stored = conn.execute(select(Agent.signature_state, Agent.signature_kids).where(Agent.pk == agent_pk)).first()
     if stored is not None and (stored.signature_state, list(stored.signature_kids or [])) != (trust.state, list(trust.kids)):
-        replace_current_trust(conn, agent_pk, trust)
+        replace_current_trust(conn, agent_pk, trust, version)

@@ -77,6 +77,24 @@ def test_recrawled_versions_are_verified_and_unchanged_cards_follow_their_keys(
     assert services.trust_reads.report(agent_id, 1)["state"] == "verified"
 
 
+def test_a_card_that_answers_304_is_verified_again(services: Services, writer_token: str, card_server: CardServer,
+                                                   key: SigningKey) -> None:
+    actor = services.tokens.authenticate(writer_token)
+    jwks = card_server.serve_raw("/jwks.json", b"down", status=503)
+    card_server.serve_json(CARD, sign_card(make_card("A"), key, jku=jwks), headers={"ETag": '"v1"'})
+    agent_id = services.catalog.register_from_url(actor, card_server.base_url).agent.id
+    assert signature(services, agent_id)["state"] == "unverifiable"
+
+    clock = FakeClock()
+    card_server.serve_raw(CARD, b"", status=304, headers={"ETag": '"v1"'})
+    card_server.serve_json("/jwks.json", public_jwks([key]))
+    recrawl(services, clock)  # 304: the same card, and its JWKS answers now
+    assert any(path == CARD and headers.get("If-None-Match") == '"v1"' for path, headers in card_server.requests)
+    report = signature(services, agent_id)
+    assert (report["version"], report["state"]) == (1, "verified")
+    assert services.discovery.get(agent_id).signature_state == "verified"
+
+
 @pytest.fixture
 def strict(settings: Settings) -> Iterator[Services]:
     services = build_services(dataclasses.replace(
