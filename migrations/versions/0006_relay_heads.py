@@ -2,7 +2,9 @@
 keeps `due_at` NULL (`registry.relay.task_order`), so the delivery claim is a plain index range.
 
 Existing pending messages that wait behind an earlier pending one stop being due; the earliest
-keeps its `due_at`.
+keeps its `due_at`. On PostgreSQL, new messages take their place in a task's order from one
+sequence (`relay_message_order`), so web processes accepting notifications of one task at once
+never take the same number; it starts above every number already given.
 
 Revision ID: 0006_relay_heads
 Revises: 0004_relay
@@ -26,8 +28,13 @@ def upgrade() -> None:
         "AND earlier.task_key = relay_messages.task_key AND earlier.state = 'pending' "
         "AND earlier.seq < relay_messages.seq)"
     )
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute("CREATE SEQUENCE relay_message_order")
+        op.execute("SELECT setval('relay_message_order', COALESCE(MAX(seq), 0) + 1, false) FROM relay_messages")
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute("DROP SEQUENCE relay_message_order")
     # Before this revision every pending message was due and the claim skipped non-heads itself.
     op.execute("UPDATE relay_messages SET due_at = received_at WHERE state = 'pending' AND due_at IS NULL")

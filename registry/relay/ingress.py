@@ -30,7 +30,6 @@ from registry.relay.task_order import lock_tasks, waiting_or_due
 from registry.services.group_commit import GroupCommitter
 
 PG_CHANNEL = "agentdex_relay"
-SEQ_RETRIES = 5
 MAX_CACHED = 10_000
 S, M = RelaySubscription, RelayMessage
 
@@ -68,14 +67,26 @@ _SUBSCRIPTION = select(S.pk, S.id, S.status, S.task_id, S.auth_mode, S.token_has
                        S.previous_token_until, S.agent_pk).where(S.id == bindparam("b_id"))
 _AGENT = select(Agent.pk, Agent.card_url, Agent.owner_id, Agent.jwks_url).where(Agent.pk == bindparam("b_pk"))
 _JTI = select(M.pk).where(M.subscription_pk == bindparam("b_sub"), M.jti == bindparam("b_jti"))
-_INSERT = insert(M).values(
-    id=bindparam("b_id"), subscription_pk=bindparam("b_sub"), task_key=bindparam("b_task"),
-    seq=select(func.coalesce(func.max(M.seq), 0) + 1)
-    .where(M.subscription_pk == bindparam("b_sub"), M.task_key == bindparam("b_task")).scalar_subquery(),
-    kind=bindparam("b_kind"), body=bindparam("b_body"), jti=bindparam("b_jti"), received_at=bindparam("b_at"),
-    state="pending", due_at=waiting_or_due(bindparam("b_sub"), bindparam("b_task"), bindparam("b_due")),
-    attempts=0, replays=0,
+# A message's place in its task's order: increasing in the order the relay accepted them (not
+# contiguous). SQLite has one writer, so the task's next number is read under its lock. On
+# PostgreSQL two web processes would read the same "next" number for one task and one batch would
+# fail on the unique order; a database sequence never hands out a number twice, and numbers taken
+# by transactions that commit later than others only ever order messages that arrived together.
+ORDER_SEQUENCE = "relay_message_order"
+_TASK_NEXT = (
+    select(func.coalesce(func.max(M.seq), 0) + 1)
+    .where(M.subscription_pk == bindparam("b_sub"), M.task_key == bindparam("b_task")).scalar_subquery()
 )
+
+
+def _insert(dialect: str) -> Any:
+    return insert(M).values(
+        id=bindparam("b_id"), subscription_pk=bindparam("b_sub"), task_key=bindparam("b_task"),
+        seq=func.nextval(ORDER_SEQUENCE) if dialect == "postgresql" else _TASK_NEXT,
+        kind=bindparam("b_kind"), body=bindparam("b_body"), jti=bindparam("b_jti"), received_at=bindparam("b_at"),
+        state="pending", due_at=waiting_or_due(bindparam("b_sub"), bindparam("b_task"), bindparam("b_due")),
+        attempts=0, replays=0,
+    )
 
 
 class RelayIngress:
@@ -92,6 +103,7 @@ class RelayIngress:
         self._clock = clock
         self._new_id = new_id
         self._notify_pg = engine.dialect.name == "postgresql"
+        self._insert_statement = _insert(engine.dialect.name)
         self._committer: GroupCommitter[_Row] = GroupCommitter(
             self._write_batch, self._write_one, max_batch=128, serialize=writer_lock(engine).hold
         )
@@ -163,20 +175,18 @@ class RelayIngress:
         self._insert(rows)
 
     def _write_one(self, row: _Row) -> None:
-        """Write this row alone, telling a JWT replay from a sequence race."""
-        for _ in range(SEQ_RETRIES):
-            try:
-                return self._insert([row])
-            except IntegrityError:
-                if row.jti is not None and self._jti_seen(row):
-                    raise errors.ReplayedNotification("this JWT (its jti) was used before") from None
-                # Two processes took the same per-task sequence number at once (PostgreSQL): again.
-        self._insert([row])
+        """Write this row alone (its batch failed), telling a JWT replay from anything else."""
+        try:
+            self._insert([row])
+        except IntegrityError:
+            if row.jti is not None and self._jti_seen(row):
+                raise errors.ReplayedNotification("this JWT (its jti) was used before") from None
+            raise
 
     def _insert(self, rows: Sequence[_Row]) -> None:
         with self._engine.begin() as conn:
             lock_tasks(conn, ((row.values["b_sub"], row.values["b_task"]) for row in rows), shared=True)
-            conn.execute(_INSERT, [row.values for row in rows])
+            conn.execute(self._insert_statement, [row.values for row in rows])
             if self._notify_pg:  # delivered to LISTENing workers when (and only if) this commits
                 conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": PG_CHANNEL})
 
