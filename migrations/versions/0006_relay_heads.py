@@ -4,7 +4,9 @@ keeps `due_at` NULL (`registry.relay.task_order`), so the delivery claim is a pl
 Existing pending messages that wait behind an earlier pending one stop being due; the earliest
 keeps its `due_at`. On PostgreSQL, new messages take their place in a task's order from one
 sequence (`relay_message_order`), so web processes accepting notifications of one task at once
-never take the same number; it starts above every number already given.
+never take the same number; it starts above every number already given. A statement trigger
+notifies the channel delivery workers LISTEN on (`agentdex_relay`) whenever messages are inserted,
+in the inserting transaction, instead of a `pg_notify` statement of the ingress's own.
 
 Revision ID: 0006_relay_heads
 Revises: 0004_relay
@@ -31,10 +33,20 @@ def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.execute("CREATE SEQUENCE relay_message_order")
         op.execute("SELECT setval('relay_message_order', COALESCE(MAX(seq), 0) + 1, false) FROM relay_messages")
+        op.execute(
+            "CREATE FUNCTION agentdex_relay_notify() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            "BEGIN PERFORM pg_notify('agentdex_relay', ''); RETURN NULL; END $$"
+        )
+        op.execute(
+            "CREATE TRIGGER relay_messages_notify AFTER INSERT ON relay_messages "
+            "FOR EACH STATEMENT EXECUTE FUNCTION agentdex_relay_notify()"
+        )
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
+        op.execute("DROP TRIGGER relay_messages_notify ON relay_messages")
+        op.execute("DROP FUNCTION agentdex_relay_notify()")
         op.execute("DROP SEQUENCE relay_message_order")
     # Before this revision every pending message was due and the claim skipped non-heads itself.
     op.execute("UPDATE relay_messages SET due_at = received_at WHERE state = 'pending' AND due_at IS NULL")

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Engine, Row, bindparam, func, insert, select, text
+from sqlalchemy import Engine, Row, bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from registry import errors, jsontext
@@ -29,7 +29,7 @@ from registry.relay.relay_tokens import TokenHashes
 from registry.relay.task_order import lock_tasks, waiting_or_due
 from registry.services.group_commit import GroupCommitter
 
-PG_CHANNEL = "agentdex_relay"
+PG_CHANNEL = "agentdex_relay"  # notified by the trigger `relay_messages_notify` (migration 0006)
 MAX_CACHED = 10_000
 S, M = RelaySubscription, RelayMessage
 
@@ -102,7 +102,6 @@ class RelayIngress:
         self._on_commit = on_commit
         self._clock = clock
         self._new_id = new_id
-        self._notify_pg = engine.dialect.name == "postgresql"
         self._insert_statement = _insert(engine.dialect.name)
         self._committer: GroupCommitter[_Row] = GroupCommitter(
             self._write_batch, self._write_one, max_batch=128, serialize=writer_lock(engine).hold
@@ -186,9 +185,9 @@ class RelayIngress:
     def _insert(self, rows: Sequence[_Row]) -> None:
         with self._engine.begin() as conn:
             lock_tasks(conn, ((row.values["b_sub"], row.values["b_task"]) for row in rows), shared=True)
+            # On PostgreSQL a trigger on the insert notifies PG_CHANNEL: LISTENing workers hear of
+            # it when (and only if) this commits, with no round trip of its own.
             conn.execute(self._insert_statement, [row.values for row in rows])
-            if self._notify_pg:  # delivered to LISTENing workers when (and only if) this commits
-                conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": PG_CHANNEL})
 
     def _jti_seen(self, row: _Row) -> bool:
         with self._engine.connect() as conn:

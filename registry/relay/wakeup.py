@@ -4,8 +4,8 @@ The database stays the only source of truth: a wake-up only makes the job look n
 at its next tick, and a lost wake-up costs at most one tick. Three sources:
 
 - the same process: the ingress calls `RelayWakeup.notify()` after its commit (`agentdex serve`);
-- PostgreSQL: the ingress runs `pg_notify` in its transaction (sent only on commit) and the worker
-  `LISTEN`s on a connection of its own (`PgListener`);
+- PostgreSQL: a trigger on `relay_messages` notifies in the inserting transaction (sent only on
+  commit) and the worker `LISTEN`s on a connection of its own (`PgListener`);
 - SQLite in another process: `PRAGMA data_version` changes when any other connection commits; the
   worker polls it, which reads shared memory only (`SqliteChangeWatcher`).
 """
