@@ -248,7 +248,7 @@ def run(database_url: str, label: str, args: argparse.Namespace, table: Table) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backlog", type=int, default=5000, help="notifications ingested, then drained by one worker")
-    parser.add_argument("--clients", type=int, default=8, help="concurrent agents during ingest")
+    parser.add_argument("--clients", type=int, default=16, help="concurrent agents during ingest")
     parser.add_argument("--subscriptions", type=int, default=4)
     parser.add_argument("--tasks", type=int, default=64, help="distinct tasks (delivery is in order per task)")
     parser.add_argument("--rate", type=int, default=300, help="notifications/s in the latency phase")
