@@ -8,6 +8,12 @@ never take the same number; it starts above every number already given. A statem
 notifies the channel delivery workers LISTEN on (`agentdex_relay`) whenever messages are inserted,
 in the inserting transaction, instead of a `pg_notify` statement of the ingress's own.
 
+`relay_messages` is a queue: every message is updated three or four times (leased, recorded, made
+due) and each update of an indexed column leaves a dead index entry that claims must step over
+until a vacuum removes it. Autovacuum's defaults wait for 20% of the table to change; the queue is
+vacuumed and analyzed after a fixed number of changes instead, and its pages keep room for
+updates that stay on the page.
+
 Revision ID: 0006_relay_heads
 Revises: 0004_relay
 Create Date: 2026-11-22 05:10:00
@@ -38,6 +44,11 @@ def upgrade() -> None:
             "BEGIN PERFORM pg_notify('agentdex_relay', ''); RETURN NULL; END $$"
         )
         op.execute(
+            "ALTER TABLE relay_messages SET (fillfactor = 80, autovacuum_vacuum_scale_factor = 0, "
+            "autovacuum_vacuum_threshold = 5000, autovacuum_analyze_scale_factor = 0, "
+            "autovacuum_analyze_threshold = 5000)"
+        )
+        op.execute(
             "CREATE TRIGGER relay_messages_notify AFTER INSERT ON relay_messages "
             "FOR EACH STATEMENT EXECUTE FUNCTION agentdex_relay_notify()"
         )
@@ -46,6 +57,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.execute("DROP TRIGGER relay_messages_notify ON relay_messages")
+        op.execute("ALTER TABLE relay_messages RESET (fillfactor, autovacuum_vacuum_scale_factor, "
+                   "autovacuum_vacuum_threshold, autovacuum_analyze_scale_factor, autovacuum_analyze_threshold)")
         op.execute("DROP FUNCTION agentdex_relay_notify()")
         op.execute("DROP SEQUENCE relay_message_order")
     # Before this revision every pending message was due and the claim skipped non-heads itself.

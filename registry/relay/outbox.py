@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Engine, Row, bindparam, exists, insert, select, update
+from sqlalchemy import Engine, Row, bindparam, insert, select, update
 
 from registry.jobs.leases import LeaseColumns
 from registry.models import RelayAttempt, RelayMessage, RelaySubscription
@@ -27,7 +27,11 @@ from registry.relay.task_order import lock_tasks_of, promote
 M, S = RelayMessage, RelaySubscription
 LEASE = LeaseColumns(M.__table__, M.__table__.c.pk, M.__table__.c.due_at,
                      M.__table__.c.lease_owner, M.__table__.c.lease_until)
-IS_ACTIVE = exists().where(S.pk == M.subscription_pk, S.status == "active")
+# A scalar subquery, not EXISTS: PostgreSQL cannot turn it into a join, so the claim always walks
+# `due_at` in order and looks each subscription up by key. As a join, an unanalysed
+# relay_subscriptions (a small table autovacuum rarely analyses) made the planner drive from the
+# subscriptions and read every row version of their messages: 17 ms a claim instead of 2.
+IS_ACTIVE = select(S.status).where(S.pk == M.subscription_pk).scalar_subquery() == "active"
 _WRITE = update(M).where(M.pk == bindparam("b_pk")).values(
     state=bindparam("b_state"), due_at=bindparam("b_due"), attempts=bindparam("b_attempts"),
     last_attempt_at=bindparam("b_at"), last_status=bindparam("b_status"), last_error=bindparam("b_error"),
