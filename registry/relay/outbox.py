@@ -22,7 +22,7 @@ from registry.models.types import utcnow
 from registry.relay.delivery import DeliveryOutcome, DueDelivery, WebhookPoster
 from registry.relay.retry_policy import RetryPolicy
 from registry.relay.secret_box import SecretBox, SecretBoxError
-from registry.relay.task_order import lock_tasks_of, promote
+from registry.relay.task_order import lock_tasks, promote
 
 M, S = RelayMessage, RelaySubscription
 LEASE = LeaseColumns(M.__table__, M.__table__.c.pk, M.__table__.c.due_at,
@@ -66,7 +66,6 @@ class RelayOutbox:
     def record(self, owner: str, outcomes: Sequence[DeliveryOutcome]) -> int:
         now = self._clock()
         with self._engine.begin() as conn:
-            lock_tasks_of(conn, (o.pk for o in outcomes))
             held = LEASE.hold(conn, [o.pk for o in outcomes], owner=owner, now=now, seconds=self._lease_seconds,
                               returning=(M.attempts, M.subscription_pk, M.task_key))
             kept = [o for o in outcomes if o.pk in held]
@@ -74,8 +73,9 @@ class RelayOutbox:
                 return 0
             writes = [self._message_values(o, held[o.pk], now) for o in kept]
             conn.execute(_WRITE, writes)
-            promote(conn, [(held[w["b_pk"]].subscription_pk, held[w["b_pk"]].task_key)
-                           for w in writes if w["b_state"] != "pending"], now)
+            ended = [(held[w["b_pk"]].subscription_pk, held[w["b_pk"]].task_key) for w in writes if w["b_state"] != "pending"]
+            lock_tasks(conn, ended)  # only now: notifications of these tasks wait just for the promotion and commit
+            promote(conn, ended, now)
             conn.execute(insert(RelayAttempt), [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
             gone = {held[o.pk].subscription_pk for o in kept if o.outcome == "gone"}
             if gone:

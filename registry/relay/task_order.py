@@ -14,8 +14,11 @@ Who keeps that true:
 On SQLite each of these runs under the database's single write lock, so each sees the others'
 work. On PostgreSQL an ingress that finds an earlier message pending and a worker that is just
 ending that message could each miss the other's uncommitted row and leave a message waiting for
-nothing; so every writer first takes a transaction-scoped advisory lock per task it touches, in
-one sorted order (no deadlock), in a statement before the ones that read (`lock_tasks`).
+nothing; so each takes a transaction-scoped advisory lock per task, in one sorted order, in a
+statement before the one that reads (`lock_tasks`): the ingress shared, before it inserts; a
+replay exclusive, before it touches a row; the worker exclusive, after it wrote its outcomes and
+before it promotes, so notifications wait only for the promotion and the commit. (The worker
+holds only rows it leases, which neither the ingress nor a replay ever waits for.)
 """
 
 from __future__ import annotations
@@ -79,15 +82,6 @@ def lock_tasks(conn: Connection, tasks: Iterable[TaskKey], *, shared: bool = Fal
     keys = sorted({lock_key(task) for task in tasks})
     if keys:
         conn.execute(_LOCK_SHARED if shared else _LOCK, {"keys": keys})
-
-
-def lock_tasks_of(conn: Connection, pks: Iterable[int]) -> None:
-    """`lock_tasks` for the tasks of these messages (a message never changes task)."""
-    pks = list(pks)
-    if conn.dialect.name != "postgresql" or not pks:
-        return
-    rows = conn.execute(select(M.subscription_pk, M.task_key).where(M.pk.in_(pks)))
-    lock_tasks(conn, ((row.subscription_pk, row.task_key) for row in rows))
 
 
 def promote(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> None:
