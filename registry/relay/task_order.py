@@ -73,9 +73,9 @@ def lock_key(task: TaskKey) -> int:
 def lock_tasks(conn: Connection, tasks: Iterable[TaskKey], *, shared: bool = False) -> None:
     """PostgreSQL: hold every task's lock until this transaction ends. SQLite's write lock already does.
 
-    The ingress takes them `shared`: two notifications of one task need no lock between them (they
-    take the same next sequence number, so one fails on the unique order and is written again after
-    the other), only against whoever ends or re-queues a message of the task.
+    The ingress takes them `shared`: two notifications of one task need no lock between them (each
+    takes its own number from a sequence; two that arrive at once have no order to keep, and both
+    may be due), only against whoever ends or re-queues a message of the task.
     """
     if conn.dialect.name != "postgresql":
         return
