@@ -177,6 +177,9 @@ def profile_json(summary: CardSummary, values: dict[str, Any]) -> str:
     })
 
 
+MAX_TERM = 500
+
+
 def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> list[tuple[int, str, str]]:
     """(agent pk, kind, value) rows of agent_terms."""
     terms: set[tuple[str, str]] = {("tag", tag) for tag in values["tags"]}
@@ -188,7 +191,8 @@ def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> li
     terms.add(("status", values["status"]))
     if "signature_state" in values:
         terms.add((SIGNATURE_TERM, values["signature_state"]))
-    return [(agent_pk, kind, value[:500]) for kind, value in sorted(terms)]
+    # Values are indexed by their first MAX_TERM characters; two that share them are one row.
+    return [(agent_pk, kind, value) for kind, value in sorted({(kind, value[:MAX_TERM]) for kind, value in terms})]
 
 
 def search_document(summary: CardSummary) -> str:

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from registry.errors import InvalidRequest, NotFound
 from registry.models import Agent, AgentCard, AgentTerm
 from registry.models.types import utcnow
-from registry.services.catalog_index import TextIndex, normalize_mode, normalize_tag
+from registry.services.catalog_index import MAX_TERM, TextIndex, normalize_mode, normalize_tag
 from registry.services.drift import card_drift
 from registry.services.search_plan import SearchFilters, SearchPlanner, TermStats
 
@@ -59,7 +59,7 @@ class AgentQuery:
             terms.append(("proto", self.protocol_version.strip()))
         if self.signature:
             terms.append(("sig", self.signature))
-        return list(dict.fromkeys(terms))
+        return list(dict.fromkeys((kind, value[:MAX_TERM]) for kind, value in terms))  # as indexed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,7 +130,7 @@ class DiscoveryService:
             if text_query is None:
                 return None
         terms = query.required_terms()
-        any_tags = sorted({normalize_tag(t) for t in query.tags}) if query.match_any else []
+        any_tags = sorted({normalize_tag(t)[:MAX_TERM] for t in query.tags}) if query.match_any else []
         status = None if query.status == "any" else query.status
         if status is not None and not (terms or any_tags or text_query):
             terms, status = [("status", status)], None  # the only filter: its index drives the walk

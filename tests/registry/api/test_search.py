@@ -103,3 +103,13 @@ def test_openapi_document_lists_the_api(client):
     doc = client.get("/openapi.json").json
     assert doc["openapi"].startswith("3.")
     assert {"/v1/agents", "/v1/agents/{agent_id}", "/v1/tags", "/v1/validate"} <= set(doc["paths"])
+
+
+def test_tags_longer_than_the_index_keeps_register_and_are_found(client, auth):
+    """Terms are indexed by their first 500 characters: two tags that share them are one index entry."""
+    long_a, long_b = "x" * 600 + "-a", "x" * 600 + "-b"
+    card = make_card("Long Tags", tags=[long_a, long_b])
+    response = client.post("/v1/agents", json={"card": card, "cardUrl": "https://long.example/card.json"}, headers=auth)
+    assert response.status_code == 201, response.json
+    assert sorted(response.json["tags"]) == [long_a, long_b]
+    assert _names(client, f"tag={long_a}") == ["Long Tags"]
