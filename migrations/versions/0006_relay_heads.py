@@ -37,6 +37,7 @@ def upgrade() -> None:
         "AND earlier.seq < relay_messages.seq)"
     )
     if op.get_bind().dialect.name == "postgresql":
+        op.execute("ALTER TABLE relay_messages ALTER COLUMN seq TYPE bigint")  # one sequence for every task
         op.execute("CREATE SEQUENCE relay_message_order")
         op.execute("SELECT setval('relay_message_order', COALESCE(MAX(seq), 0) + 1, false) FROM relay_messages")
         op.execute(
@@ -61,5 +62,6 @@ def downgrade() -> None:
                    "autovacuum_vacuum_threshold, autovacuum_analyze_scale_factor, autovacuum_analyze_threshold)")
         op.execute("DROP FUNCTION agentdex_relay_notify()")
         op.execute("DROP SEQUENCE relay_message_order")
+        op.execute("ALTER TABLE relay_messages ALTER COLUMN seq TYPE integer")
     # Before this revision every pending message was due and the claim skipped non-heads itself.
     op.execute("UPDATE relay_messages SET due_at = received_at WHERE state = 'pending' AND due_at IS NULL")

@@ -2,8 +2,8 @@
 
 `relay_messages` is the outbox and the work queue of the delivery job at once: a message is
 pending until it is delivered or dead-lettered, and due (`due_at` set, a leased queue, see
-`registry.jobs.leases`) only while it is the head of its task. Messages of one task carry a
-per-task sequence (`seq`); a later one waits with `due_at` NULL until the earlier ones are done
+`registry.jobs.leases`) only while it is the head of its task. Messages of one task carry
+increasing numbers (`seq`); a later one waits with `due_at` NULL until the earlier ones are done
 (in-order delivery, `registry.relay.task_order`), so claiming is a plain index range on `due_at`.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from registry.db import Base
@@ -66,7 +66,7 @@ class RelayMessage(Base):
     id: Mapped[str] = mapped_column(String(40), unique=True)
     subscription_pk: Mapped[int] = mapped_column(ForeignKey("relay_subscriptions.pk", ondelete="CASCADE"))
     task_key: Mapped[str] = mapped_column(String(200))  # the task id, "" for a message without one
-    seq: Mapped[int] = mapped_column(Integer)
+    seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"))  # PostgreSQL: from one sequence
     kind: Mapped[str] = mapped_column(String(20))
     body: Mapped[bytes] = mapped_column(LargeBinary)
     jti: Mapped[str | None] = mapped_column(String(200), nullable=True)

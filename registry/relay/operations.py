@@ -16,11 +16,12 @@ from typing import Any
 from sqlalchemy import Engine, Row, delete, select, update
 
 from registry import errors
+from registry.db import writer_lock
 from registry.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.models.relay import MESSAGE_STATES
 from registry.models.types import utcnow
 from registry.relay.subscriptions import SubscriptionService
-from registry.relay.task_order import lock_tasks, reorder
+from registry.relay.task_order import earlier_pending, lock_tasks, reorder
 from registry.services.discovery import decode_cursor, encode_cursor
 from registry.services.tokens import Actor
 
@@ -28,6 +29,7 @@ M, S, A = RelayMessage, RelaySubscription, RelayAttempt
 LISTED = (M.pk, M.id, M.task_key, M.seq, M.kind, M.state, M.received_at, M.due_at, M.attempts, M.last_attempt_at,
           M.last_status, M.last_error, M.finished_at, M.replays, M.body)
 PRUNE_BATCH = 5_000
+REPLAY_TASKS_PER_TRANSACTION = 200
 MAX_ATTEMPTS_SHOWN = 100
 
 
@@ -52,6 +54,7 @@ class RelayOperations:
         self._retention = dt.timedelta(seconds=retention)
         self._clock = clock
         self._on_replay = on_replay
+        self._writer = writer_lock(engine)
 
     def messages(self, actor: Actor, sub_id: str, *, state: str | None, limit: int, cursor: str | None) -> MessagePage:
         """The subscription's messages, newest first. Raises NotFound, InvalidRequest."""
@@ -84,7 +87,7 @@ class RelayOperations:
         if message.state == "pending":
             raise errors.Conflict(f"message {message_id} is still being delivered; nothing to replay")
         task = (message.subscription_pk, message.task_key)
-        with self._engine.begin() as conn:
+        with self._writer.hold(), self._engine.begin() as conn:
             lock_tasks(conn, [task])
             self._refuse_inactive(conn, message.subscription_pk)
             conn.execute(update(M).where(M.pk == message.pk, M.state != "pending").values(**self._requeued()))
@@ -96,26 +99,36 @@ class RelayOperations:
         """Re-queue every message of the subscription dead-lettered at or after `since`. Raises NotFound, Conflict."""
         sub = self._subscriptions.get(actor, sub_id)
         dead = (M.subscription_pk == sub.pk, M.state == "dead", M.finished_at >= since)
-        with self._engine.begin() as conn:
+        with self._engine.connect() as conn:
             self._refuse_inactive(conn, sub.pk)
-            tasks = [(sub.pk, task) for task in conn.scalars(select(M.task_key).where(*dead).distinct())]
-            lock_tasks(conn, tasks)
-            count = conn.execute(
-                update(M).where(*dead, M.task_key.in_([task for _, task in tasks])).values(**self._requeued())
-            ).rowcount
-            reorder(conn, tasks, self._clock())
+            task_keys = list(conn.scalars(select(M.task_key).where(*dead).distinct().order_by(M.task_key)))
+        count = 0
+        # A few hundred tasks per transaction: a long outage can dead-letter thousands of tasks, and
+        # one lock per task in one transaction would exhaust PostgreSQL's shared lock table.
+        for start in range(0, len(task_keys), REPLAY_TASKS_PER_TRANSACTION):
+            chunk = task_keys[start : start + REPLAY_TASKS_PER_TRANSACTION]
+            tasks = [(sub.pk, task) for task in chunk]
+            with self._writer.hold(), self._engine.begin() as conn:
+                lock_tasks(conn, tasks)
+                count += conn.execute(update(M).where(*dead, M.task_key.in_(chunk)).values(**self._requeued())).rowcount
+                reorder(conn, tasks, self._clock())
         if count:
             self._on_replay()
         return int(count)
 
     def prune(self) -> int:
-        """Delete delivered and dead messages (and their attempts) past the retention period, and
-        dead-letter what reached a deleted subscription while the ingress still had it cached."""
+        """Delete delivered and dead messages (and their attempts) past the retention period,
+        dead-letter what reached a deleted subscription while the ingress still had it cached, and
+        make due any waiting message that has nothing earlier pending in its task."""
         now = self._clock()
         cutoff = now - self._retention
         with self._engine.begin() as conn:
             conn.execute(update(M).where(M.state == "pending", M.subscription_pk.in_(select(S.pk).where(S.status == "deleted")))
                          .values(state="dead", due_at=None, finished_at=now, last_error="the subscription was deleted"))
+            # A safety net for in-order delivery: a waiting message with nothing earlier pending in its
+            # task is made due (e.g. its head was ended by a worker of a version before task heads).
+            conn.execute(update(M).where(M.state == "pending", M.due_at.is_(None), M.lease_owner.is_(None),
+                                         ~earlier_pending()).values(due_at=now))
         removed = 0
         while True:
             old = (select(M.pk).where(M.received_at < cutoff, M.state != "pending", M.finished_at < cutoff)

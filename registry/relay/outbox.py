@@ -1,7 +1,9 @@
 """The delivery queue: a `LeasedWork` (see `registry.jobs`) over `relay_messages`.
 
-`claim` leases due messages of active subscriptions (only the head of a task is ever due:
-in-order delivery, see `registry.relay.task_order`) and opens the client's credentials. `perform` POSTs through the safe outbound client with no
+`claim` leases due messages of active subscriptions (normally only the head of a task is due:
+in-order delivery, see `registry.relay.task_order`; the few it picks that have an earlier message
+pending, e.g. two that arrived at once through two web processes, are left for later) and opens
+the client's credentials. `perform` POSTs through the safe outbound client with no
 transaction open. `record` writes the outcomes of the messages the worker still leases, logs
 every attempt, schedules retries or dead-letters, makes the next message of each ended one's task
 due, and disables a subscription whose target answered 410 Gone.
@@ -23,7 +25,7 @@ from registry.models.types import utcnow
 from registry.relay.delivery import DeliveryOutcome, DueDelivery, WebhookPoster
 from registry.relay.retry_policy import RetryPolicy
 from registry.relay.secret_box import SecretBox, SecretBoxError
-from registry.relay.task_order import lock_tasks, promote
+from registry.relay.task_order import earlier_pending, lock_tasks, promote
 
 M, S = RelayMessage, RelaySubscription
 LEASE = LeaseColumns(M.__table__, M.__table__.c.pk, M.__table__.c.due_at,
@@ -59,7 +61,7 @@ class RelayOutbox:
         # rather than in SQLite's busy handler, which sleeps 1, 2, 5, 10... ms between tries.
         with self._writer.hold(), self._engine.begin() as conn:
             rows = LEASE.claim(conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit,
-                               where=(IS_ACTIVE,),
+                               where=(M.state == "pending", IS_ACTIVE), then=(~earlier_pending(),),
                                returning=(M.id, M.subscription_pk, M.body, M.attempts))
             subs = self._targets(conn, {row.subscription_pk for row in rows})
         return [self._due(row, subs[row.subscription_pk]) for row in rows]

@@ -61,7 +61,7 @@ _HEAD = (
            _PENDING.state == "pending")
     .order_by(_PENDING.seq).limit(1).scalar_subquery()
 )
-_PROMOTE = update(M).where(M.pk == _HEAD, M.due_at.is_(None)).values(due_at=bindparam("b_now"))
+_PROMOTE = update(M).where(M.pk == _HEAD, M.state == "pending", M.due_at.is_(None)).values(due_at=bindparam("b_now"))
 
 
 def lock_key(task: TaskKey) -> int:
@@ -93,14 +93,16 @@ def promote(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> Non
 
 def reorder(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> None:
     """After messages were put back in the queue: only each task's head stays due (the caller holds the
-    tasks' locks). A later message already out for delivery keeps its lease; it cannot be recalled."""
+    tasks' locks). A later message leased to a worker is left alone, even past its lease: it may be
+    out for delivery (it cannot be recalled), and its worker may hold its row while it waits for
+    these tasks' locks (waiting for that row here would deadlock)."""
     tasks = sorted(set(tasks))
     if not tasks:
         return
     conn.execute(
         update(M).where(
             tuple_(M.subscription_pk, M.task_key).in_(tasks), M.state == "pending", M.due_at.is_not(None),
-            M.lease_owner.is_(None) | (M.lease_until <= now), earlier_pending(),
+            M.lease_owner.is_(None), earlier_pending(),
         ).values(due_at=None)
     )
     promote(conn, tasks, now)

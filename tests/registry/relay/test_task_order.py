@@ -9,7 +9,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from sqlalchemy import create_engine, event, insert, select
+from sqlalchemy import create_engine, event, func, insert, select, text, update
 
 from registry.jobs import JobContext
 from registry.migrate import upgrade
@@ -159,3 +159,96 @@ def test_the_migration_leaves_only_the_head_of_each_task_due(tmp_path):
         rows = conn.execute(select(RelayMessage.id, RelayMessage.due_at).where(RelayMessage.state == "pending"))
         due = {row.id: row.due_at for row in rows}
     assert {key for key, value in due.items() if value is not None} == {"msg_a2", "msg_b1"}
+
+
+def _insert_messages(services, sub_id: str, rows: list[tuple[str, int, bool]]) -> None:  # type: ignore[no-untyped-def]
+    """(task, seq, due) rows written straight to the table, as concurrent writers could leave them."""
+    with services.engine.begin() as conn:
+        sub_pk = conn.scalar(select(RelaySubscription.pk).where(RelaySubscription.id == sub_id))
+        conn.execute(insert(RelayMessage), [
+            {"id": f"msg_{task}_{seq}", "subscription_pk": sub_pk, "task_key": task, "seq": seq, "kind": "statusUpdate",
+             "body": b"{}", "received_at": START, "state": "pending", "due_at": START if due else None,
+             "attempts": 0, "replays": 0}
+            for task, seq, due in rows
+        ])
+
+
+def test_two_due_messages_of_one_task_are_claimed_one_at_a_time(client, relay_auth, push_agent, receiver, relay, services):
+    """Two notifications of a task accepted at the same moment by two web processes may both be due."""
+    sub = subscribe(client, relay_auth, push_agent, receiver.url)
+    _insert_messages(services, sub["id"], [("a", 1, True), ("a", 2, True), ("b", 1, True)])
+    assert sorted(d.message_id for d in relay.outbox.claim("worker", 10)) == ["msg_a_1", "msg_b_1"]
+
+
+def test_the_prune_job_makes_a_stranded_waiting_message_due(client, relay_auth, push_agent, receiver, relay, services):
+    """A head ended by a worker of an older version leaves the next message waiting; pruning repairs it."""
+    sub = subscribe(client, relay_auth, push_agent, receiver.url)
+    _insert_messages(services, sub["id"], [("a", 2, False), ("a", 3, False)])
+    relay.operations.prune()
+    assert _due(services) == {"msg_a_2": True, "msg_a_3": False}
+
+
+def test_message_numbers_go_past_32_bits(client, relay_auth, push_agent, receiver, services):
+    sub = subscribe(client, relay_auth, push_agent, receiver.url)
+    high = 2**40
+    if services.engine.dialect.name == "postgresql":
+        with services.engine.begin() as conn:
+            conn.execute(text("SELECT setval('relay_message_order', :n)"), {"n": high})
+    else:
+        _insert_messages(services, sub["id"], [("a", high, False)])
+        with services.engine.begin() as conn:
+            conn.execute(update(RelayMessage).values(state="delivered"))
+    assert push(client, sub, status_update("a")).status_code == 202
+    with services.engine.connect() as conn:
+        assert conn.scalar(select(func.max(RelayMessage.seq))) > high
+
+
+def test_bulk_replay_of_many_tasks_keeps_each_task_in_order(client, relay_auth, push_agent, receiver, job, services,
+                                                           clock, monkeypatch):
+    monkeypatch.setattr("registry.relay.operations.REPLAY_TASKS_PER_TRANSACTION", 2)  # several transactions
+    sub = subscribe(client, relay_auth, push_agent, receiver.url)
+    receiver.default = (500, {}, b"down")
+    since = clock().isoformat()
+    sent = {task: [push(client, sub, status_update(task, str(n))).json["id"] for n in range(2)] for task in "abcde"}
+    for advance in (0, 5, 300, 0, 5, 300):
+        clock.advance(advance)
+        run_job(job)
+    assert _due(services) == {}
+    receiver.default = (204, {}, b"")
+    receiver.received.clear()
+    response = client.post(f"/v1/relay/subscriptions/{sub['id']}/replay", json={"since": since}, headers=relay_auth)
+    assert response.json["replayed"] == 10
+    assert sorted(due for due in _due(services).values()) == [False] * 5 + [True] * 5
+    for _ in range(3):
+        run_job(job)
+    got = [r.webhook_id for r in receiver.received]
+    for first, second in sent.values():
+        assert got.index(first) < got.index(second)
+
+
+def test_a_notification_arriving_between_the_workers_write_and_its_promotion_is_due(
+        client, relay_auth, push_agent, receiver, relay, services):
+    """The window the worker's late task lock leaves: the notification commits before the lock."""
+    sub = subscribe(client, relay_auth, push_agent, receiver.url)
+    push(client, sub, status_update("a"))
+    (due,) = relay.outbox.claim("worker", 10)
+    outcome = relay.outbox.perform(due)
+    body = json.dumps(status_update("a", "next")).encode()
+    arriving = threading.Thread(target=relay.ingress.accept,
+                                args=(Notification(sub["id"], body, (sub["relayToken"],), None, lambda: ""),))
+    recorder, fired = threading.get_ident(), []
+
+    def before(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        if threading.get_ident() == recorder and not fired and (
+                "pg_advisory_xact_lock(" in statement or statement.lstrip().startswith("UPDATE relay_messages SET due_at")):
+            fired.append(statement)
+            arriving.start()
+            arriving.join(timeout=2.0)
+
+    event.listen(services.engine, "before_cursor_execute", before)
+    try:
+        assert relay.outbox.record("worker", [outcome]) == 1
+    finally:
+        event.remove(services.engine, "before_cursor_execute", before)
+    arriving.join()
+    assert fired and list(_due(services).values()) == [True]
