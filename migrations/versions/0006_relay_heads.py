@@ -21,6 +21,7 @@ Create Date: 2026-11-22 05:10:00
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from alembic import op
 
 revision = "0006_relay_heads"
@@ -29,7 +30,14 @@ branch_labels = None
 depends_on = None
 
 
+PENDING = "state = 'pending'"
+
+
 def upgrade() -> None:
+    # Exact probes for a task's pending messages, however long its delivered history.
+    op.create_index("ix_relay_messages_pending_task", "relay_messages", ["subscription_pk", "task_key", "seq"],
+                    postgresql_where=sa.text(PENDING), sqlite_where=sa.text(PENDING))
+    op.drop_index("ix_relay_messages_pending_order", table_name="relay_messages")
     op.execute(
         "UPDATE relay_messages SET due_at = NULL WHERE state = 'pending' AND EXISTS ("
         "SELECT 1 FROM relay_messages AS earlier WHERE earlier.subscription_pk = relay_messages.subscription_pk "
@@ -56,6 +64,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.create_index("ix_relay_messages_pending_order", "relay_messages", ["subscription_pk", "task_key", "state", "seq"])
+    op.drop_index("ix_relay_messages_pending_task", table_name="relay_messages")
     if op.get_bind().dialect.name == "postgresql":
         op.execute("DROP TRIGGER relay_messages_notify ON relay_messages")
         op.execute("ALTER TABLE relay_messages RESET (fillfactor, autovacuum_vacuum_scale_factor, "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from registry.db import Base
@@ -58,7 +58,10 @@ class RelayMessage(Base):
         UniqueConstraint("subscription_pk", "task_key", "seq", name="uq_relay_messages_order"),
         # The agent's JWT ids: a second message with the same `jti` is a replay (unique; NULLs differ).
         UniqueConstraint("subscription_pk", "jti", name="uq_relay_messages_jti"),
-        Index("ix_relay_messages_pending_order", "subscription_pk", "task_key", "state", "seq"),
+        # The pending messages of each task in order: "is anything earlier pending?" and "which is
+        # the head?" are one exact probe, however many delivered messages the task has behind it.
+        Index("ix_relay_messages_pending_task", "subscription_pk", "task_key", "seq",
+              postgresql_where=text("state = 'pending'"), sqlite_where=text("state = 'pending'")),
         Index("ix_relay_messages_listing", "subscription_pk", "pk"),
     )
 
