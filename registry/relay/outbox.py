@@ -61,7 +61,7 @@ class RelayOutbox:
         # rather than in SQLite's busy handler, which sleeps 1, 2, 5, 10... ms between tries.
         with self._writer.hold(), self._engine.begin() as conn:
             rows = LEASE.claim(conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit,
-                               where=(IS_ACTIVE,), then=(M.state == "pending", ~earlier_pending()),
+                               where=(IS_ACTIVE,), then=(~earlier_pending(),),
                                returning=(M.id, M.subscription_pk, M.body, M.attempts))
             subs = self._targets(conn, {row.subscription_pk for row in rows})
         return [self._due(row, subs[row.subscription_pk]) for row in rows]
