@@ -28,7 +28,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, exists, select, text, tuple_, update
+from sqlalchemy import Connection, bindparam, case, exists, literal_column, select, text, tuple_, update
 from sqlalchemy.orm import aliased
 
 from registry.models import RelayMessage
@@ -37,6 +37,10 @@ M = RelayMessage
 TaskKey = tuple[int, str]  # (subscription pk, task key)
 
 _PENDING = aliased(M)
+# A literal, not a bound parameter: the partial index of pending messages is usable only when the
+# statement itself says state = 'pending' (a plan PostgreSQL caches for any parameter value cannot
+# use it, and would step over every delivered message of the task instead).
+IS_PENDING = literal_column("'pending'")
 _LOCK = text("SELECT pg_advisory_xact_lock(k) FROM unnest(CAST(:keys AS bigint[])) AS k")
 _LOCK_SHARED = text("SELECT pg_advisory_xact_lock_shared(k) FROM unnest(CAST(:keys AS bigint[])) AS k")
 
@@ -44,13 +48,13 @@ _LOCK_SHARED = text("SELECT pg_advisory_xact_lock_shared(k) FROM unnest(CAST(:ke
 def earlier_pending(message: Any = M) -> Any:
     """A message of the same task with a lower sequence number is still pending."""
     return exists().where(_PENDING.subscription_pk == message.subscription_pk, _PENDING.task_key == message.task_key,
-                          _PENDING.state == "pending", _PENDING.seq < message.seq)
+                          _PENDING.state == IS_PENDING, _PENDING.seq < message.seq)
 
 
 def waiting_or_due(subscription_pk: Any, task_key: Any, due: Any) -> Any:
     """The `due_at` of a new message: NULL while its task has a message pending, else `due`."""
     busy = exists().where(_PENDING.subscription_pk == subscription_pk, _PENDING.task_key == task_key,
-                          _PENDING.state == "pending")
+                          _PENDING.state == IS_PENDING)
     return case((busy, None), else_=due)
 
 
@@ -58,7 +62,7 @@ def waiting_or_due(subscription_pk: Any, task_key: Any, due: Any) -> Any:
 _HEAD = (
     select(_PENDING.pk)
     .where(_PENDING.subscription_pk == bindparam("b_sub"), _PENDING.task_key == bindparam("b_task"),
-           _PENDING.state == "pending")
+           _PENDING.state == IS_PENDING)
     .order_by(_PENDING.seq).limit(1).scalar_subquery()
 )
 _PROMOTE = update(M).where(M.pk == _HEAD, M.state == "pending", M.due_at.is_(None)).values(due_at=bindparam("b_now"))
