@@ -112,10 +112,8 @@ def test_notifications_arriving_while_deliveries_end_are_all_delivered_in_order(
         assert sorted(in_seq_order, key=first_arrival.__getitem__) == in_seq_order
 
 
-def test_a_notification_arriving_while_the_worker_ends_the_head_is_due_once_it_commits(
-        client, relay_auth, push_agent, receiver, relay, services):
-    """The race in-order delivery must survive: the worker has marked a task's head delivered but not
-    committed, and the next notification of the task arrives. It must not wait for a head that is gone."""
+def _head_delivered_and_next_arriving(client, relay_auth, push_agent, receiver, relay):  # type: ignore[no-untyped-def]
+    """A task's head delivered but not recorded yet, and a thread ready to push the task's next notification."""
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
     push(client, sub, status_update("a"))
     (due,) = relay.outbox.claim("worker", 10)
@@ -123,6 +121,14 @@ def test_a_notification_arriving_while_the_worker_ends_the_head_is_due_once_it_c
     body = json.dumps(status_update("a", "next")).encode()
     arriving = threading.Thread(target=relay.ingress.accept,
                                 args=(Notification(sub["id"], body, (sub["relayToken"],), None, lambda: ""),))
+    return outcome, arriving
+
+
+def test_a_notification_arriving_while_the_worker_ends_the_head_is_due_once_it_commits(
+        client, relay_auth, push_agent, receiver, relay, services):
+    """The race in-order delivery must survive: the worker has marked a task's head delivered but not
+    committed, and the next notification of the task arrives. It must not wait for a head that is gone."""
+    outcome, arriving = _head_delivered_and_next_arriving(client, relay_auth, push_agent, receiver, relay)
     recorder = threading.get_ident()
 
     def before_commit(conn) -> None:  # type: ignore[no-untyped-def]
@@ -229,13 +235,7 @@ def test_bulk_replay_of_many_tasks_keeps_each_task_in_order(client, relay_auth, 
 def test_a_notification_arriving_between_the_workers_write_and_its_promotion_is_due(
         client, relay_auth, push_agent, receiver, relay, services):
     """The window the worker's late task lock leaves: the notification commits before the lock."""
-    sub = subscribe(client, relay_auth, push_agent, receiver.url)
-    push(client, sub, status_update("a"))
-    (due,) = relay.outbox.claim("worker", 10)
-    outcome = relay.outbox.perform(due)
-    body = json.dumps(status_update("a", "next")).encode()
-    arriving = threading.Thread(target=relay.ingress.accept,
-                                args=(Notification(sub["id"], body, (sub["relayToken"],), None, lambda: ""),))
+    outcome, arriving = _head_delivered_and_next_arriving(client, relay_auth, push_agent, receiver, relay)
     recorder, fired = threading.get_ident(), []
 
     def before(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
