@@ -25,7 +25,7 @@ from registry.models.types import utcnow
 from registry.relay.delivery import DeliveryOutcome, DueDelivery, WebhookPoster
 from registry.relay.retry_policy import RetryPolicy
 from registry.relay.secret_box import SecretBox, SecretBoxError
-from registry.relay.task_order import earlier_pending, lock_tasks, promote
+from registry.relay.task_order import EARLIER_PENDING, lock_tasks, promote
 
 M, S = RelayMessage, RelaySubscription
 LEASE = LeaseColumns(M.__table__, M.__table__.c.pk, M.__table__.c.due_at,
@@ -61,7 +61,7 @@ class RelayOutbox:
         # rather than in SQLite's busy handler, which sleeps 1, 2, 5, 10... ms between tries.
         with self._writer.hold(), self._engine.begin() as conn:
             rows = LEASE.claim(conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit,
-                               where=(IS_ACTIVE,), then=(~earlier_pending(),),
+                               where=(IS_ACTIVE,), then=(~EARLIER_PENDING,),
                                returning=(M.id, M.subscription_pk, M.body, M.attempts))
             subs = self._targets(conn, {row.subscription_pk for row in rows})
         return [self._due(row, subs[row.subscription_pk]) for row in rows]

@@ -45,10 +45,10 @@ _LOCK = text("SELECT pg_advisory_xact_lock(k) FROM unnest(CAST(:keys AS bigint[]
 _LOCK_SHARED = text("SELECT pg_advisory_xact_lock_shared(k) FROM unnest(CAST(:keys AS bigint[])) AS k")
 
 
-def earlier_pending(message: Any = M) -> Any:
-    """A message of the same task with a lower sequence number is still pending."""
-    return exists().where(_PENDING.subscription_pk == message.subscription_pk, _PENDING.task_key == message.task_key,
-                          _PENDING.state == IS_PENDING, _PENDING.seq < message.seq)
+# A message of the same task with a lower sequence number is still pending (correlated to the
+# statement's relay_messages row).
+EARLIER_PENDING = exists().where(_PENDING.subscription_pk == M.subscription_pk, _PENDING.task_key == M.task_key,
+                                 _PENDING.state == IS_PENDING, _PENDING.seq < M.seq)
 
 
 def waiting_or_due(subscription_pk: Any, task_key: Any, due: Any) -> Any:
@@ -106,7 +106,7 @@ def reorder(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> Non
     conn.execute(
         update(M).where(
             tuple_(M.subscription_pk, M.task_key).in_(tasks), M.state == "pending", M.due_at.is_not(None),
-            M.lease_owner.is_(None), earlier_pending(),
+            M.lease_owner.is_(None), EARLIER_PENDING,
         ).values(due_at=None)
     )
     promote(conn, tasks, now)

@@ -124,6 +124,16 @@ def _head_delivered_and_next_arriving(client, relay_auth, push_agent, receiver, 
     return outcome, arriving
 
 
+def _record_during(services, relay, outcome, arriving, engine_event: str, hook) -> None:  # type: ignore[no-untyped-def]
+    """The worker records `outcome` with `hook` on `engine_event` (it starts `arriving` at its moment)."""
+    event.listen(services.engine, engine_event, hook)
+    try:
+        assert relay.outbox.record("worker", [outcome]) == 1
+    finally:
+        event.remove(services.engine, engine_event, hook)
+    arriving.join()
+
+
 def test_a_notification_arriving_while_the_worker_ends_the_head_is_due_once_it_commits(
         client, relay_auth, push_agent, receiver, relay, services):
     """The race in-order delivery must survive: the worker has marked a task's head delivered but not
@@ -136,12 +146,7 @@ def test_a_notification_arriving_while_the_worker_ends_the_head_is_due_once_it_c
             arriving.start()
             arriving.join(timeout=2.0)  # it either finishes now (would wait forever) or waits for this commit
 
-    event.listen(services.engine, "commit", before_commit)
-    try:
-        assert relay.outbox.record("worker", [outcome]) == 1
-    finally:
-        event.remove(services.engine, "commit", before_commit)
-    arriving.join()
+    _record_during(services, relay, outcome, arriving, "commit", before_commit)
     assert list(_due(services).values()) == [True]
 
 
@@ -245,10 +250,5 @@ def test_a_notification_arriving_between_the_workers_write_and_its_promotion_is_
             arriving.start()
             arriving.join(timeout=2.0)
 
-    event.listen(services.engine, "before_cursor_execute", before)
-    try:
-        assert relay.outbox.record("worker", [outcome]) == 1
-    finally:
-        event.remove(services.engine, "before_cursor_execute", before)
-    arriving.join()
+    _record_during(services, relay, outcome, arriving, "before_cursor_execute", before)
     assert fired and list(_due(services).values()) == [True]
