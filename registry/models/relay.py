@@ -76,6 +76,9 @@ class RelayMessage(Base):
     received_at: Mapped[dt.datetime] = mapped_column(UtcDateTime(), index=True)
     state: Mapped[str] = mapped_column(String(10))
     due_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True, index=True)
+    # While a message that already failed an attempt waits behind an earlier one of its task (due_at
+    # NULL): when its back-off ends. `registry.relay.task_order` keeps it.
+    not_before: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     lease_owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
     lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     attempts: Mapped[int] = mapped_column(Integer)

@@ -21,7 +21,7 @@ from registry.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.models.relay import MESSAGE_STATES
 from registry.models.types import utcnow
 from registry.relay.subscriptions import SubscriptionService
-from registry.relay.task_order import EARLIER_PENDING, lock_tasks, reorder
+from registry.relay.task_order import EARLIER_PENDING, PROMOTED, lock_tasks, reorder
 from registry.services.discovery import decode_cursor, encode_cursor
 from registry.services.tokens import Actor
 
@@ -128,7 +128,7 @@ class RelayOperations:
             # A safety net for in-order delivery: a waiting message with nothing earlier pending in its
             # task is made due (e.g. its head was ended by a worker of a version before task heads).
             conn.execute(update(M).where(M.state == "pending", M.due_at.is_(None), M.lease_owner.is_(None),
-                                         ~EARLIER_PENDING).values(due_at=now))
+                                         ~EARLIER_PENDING).values(PROMOTED), {"b_now": now})
         removed = 0
         while True:
             old = (select(M.pk).where(M.received_at < cutoff, M.state != "pending", M.finished_at < cutoff)
@@ -160,5 +160,5 @@ class RelayOperations:
 
     def _requeued(self) -> dict[str, Any]:
         # Due at once if it is its task's head: `reorder` decides.
-        return {"state": "pending", "due_at": None, "attempts": 0, "finished_at": None,
+        return {"state": "pending", "due_at": None, "not_before": None, "attempts": 0, "finished_at": None,
                 "lease_owner": None, "lease_until": None, "replays": M.replays + 1}

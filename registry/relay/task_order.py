@@ -11,6 +11,11 @@ Who keeps that true:
 - whoever ends a message (delivered, dead-lettered) promotes the next one of its task (`promote`);
 - a replay, which can put an earlier message back before a later one, re-orders the task (`reorder`).
 
+A message that failed an attempt has a back-off (`due_at` in the future, perhaps the target's
+`Retry-After`). If a replay makes it wait, `reorder` keeps that time in `not_before`, and once it
+is its task's head again it is due at the later of that time and now: being made to wait must not
+make the target see it sooner. A message that has had no attempt is due as soon as it is the head.
+
 On SQLite each of these runs under the database's single write lock, so each sees the others'
 work. On PostgreSQL an ingress that finds an earlier message pending and a worker that is just
 ending that message could each miss the other's uncommitted row and leave a message waiting for
@@ -65,7 +70,12 @@ _HEAD = (
            _PENDING.state == IS_PENDING)
     .order_by(_PENDING.seq).limit(1).scalar_subquery()
 )
-_PROMOTE = update(M).where(M.pk == _HEAD, M.state == "pending", M.due_at.is_(None)).values(due_at=bindparam("b_now"))
+_NOW = bindparam("b_now", type_=M.due_at.type)
+# The values that make a waiting head due (executed with `b_now`): now, or when its back-off ends.
+PROMOTED = {M.due_at: case((M.not_before > _NOW, M.not_before), else_=_NOW), M.not_before: None}
+_PROMOTE = update(M).where(M.pk == _HEAD, M.state == "pending", M.due_at.is_(None)).values(PROMOTED)
+# The values that make a due message wait (its back-off kept only if it has had an attempt).
+_PARKED = {M.not_before: case((M.attempts > 0, M.due_at), else_=None), M.due_at: None}
 
 
 def lock_key(task: TaskKey) -> int:
@@ -89,7 +99,8 @@ def lock_tasks(conn: Connection, tasks: Iterable[TaskKey], *, shared: bool = Fal
 
 
 def promote(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> None:
-    """Make the head of each task due now, if it was waiting (the caller holds the tasks' locks)."""
+    """Make the head of each task due, if it was waiting: now, or when the back-off it had before it was
+    made to wait ends (the caller holds the tasks' locks)."""
     params = [{"b_sub": sub, "b_task": task, "b_now": now} for sub, task in sorted(set(tasks))]
     if params:
         conn.execute(_PROMOTE, params)
@@ -107,7 +118,7 @@ def reorder(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> Non
         update(M).where(
             tuple_(M.subscription_pk, M.task_key).in_(tasks), M.state == "pending", M.due_at.is_not(None),
             M.lease_owner.is_(None), EARLIER_PENDING,
-        ).values(due_at=None)
+        ).values(_PARKED)
     )
     promote(conn, tasks, now)
 

@@ -4,6 +4,7 @@ when notifications arrive while deliveries end, after replays, and for rows writ
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -252,3 +253,42 @@ def test_a_notification_arriving_between_the_workers_write_and_its_promotion_is_
 
     _record_during(services, relay, outcome, arriving, "before_cursor_execute", before)
     assert fired and list(_due(services).values()) == [True]
+
+
+def test_a_message_made_to_wait_by_a_replay_keeps_its_retry_back_off(
+        client, relay_auth, push_agent, receiver, job, services, clock):
+    """A failed message waits again behind a replayed earlier one; once that is delivered, the failed one
+    is due when its back-off (here the target's `Retry-After`) says, not at once."""
+    sub = subscribe(client, relay_auth, push_agent, receiver.url)
+    first = push(client, sub, status_update("a")).json["id"]
+    run_job(job)
+    receiver.default = (503, {"Retry-After": "600"}, b"busy")
+    second = push(client, sub, status_update("a")).json["id"]
+    run_job(job)
+    receiver.default = (204, {}, b"")
+    assert client.post(f"/v1/relay/messages/{first}/replay", headers=relay_auth).status_code == 200
+    assert _due(services) == {first: True, second: False}
+    run_job(job)
+    assert [r.webhook_id for r in receiver.received] == [first, second, first]
+    with services.engine.connect() as conn:
+        due_at = conn.scalar(select(RelayMessage.due_at).where(RelayMessage.id == second))
+    assert due_at == START + dt.timedelta(seconds=600)
+    clock.advance(600)
+    run_job(job)
+    assert [r.webhook_id for r in receiver.received] == [first, second, first, second]
+
+
+def test_a_message_whose_back_off_ended_while_it_waited_is_due_when_promoted(
+        client, relay_auth, push_agent, receiver, job, services, clock):
+    sub = subscribe(client, relay_auth, push_agent, receiver.url)
+    first = push(client, sub, status_update("a")).json["id"]
+    run_job(job)
+    receiver.default = (503, {"Retry-After": "600"}, b"busy")
+    second = push(client, sub, status_update("a")).json["id"]
+    run_job(job)
+    receiver.default = (204, {}, b"")
+    assert client.post(f"/v1/relay/messages/{first}/replay", headers=relay_auth).status_code == 200
+    clock.advance(900)
+    run_job(job)
+    assert [r.webhook_id for r in receiver.received] == [first, second, first, second]
+    assert _due(services) == {}
