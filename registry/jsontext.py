@@ -8,7 +8,6 @@ and search encode and decode several documents per request.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -32,16 +31,23 @@ def dumps_text(value: Any) -> str:
 
 
 # orjson reads integers beyond 64 bits as floats; a document with a run of 19+ digits anywhere
-# (in a number or, harmlessly, a string) is parsed by `json`, which keeps them exact.
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
-_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
+# (in a number or, harmlessly, a string) is parsed by `json`, which keeps them exact. The run is
+# found by mapping every ASCII digit to "0" and every other byte to " ": a regular expression
+# scan cost four times as much as orjson's whole parse.
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def has_long_digit_run(data: bytes | str) -> bool:
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return _LONG_RUN in data.translate(_DIGITS_AS_ZERO)
 
 
 def loads(data: bytes | str, parse_constant: Callable[[str], Any] | None = None) -> Any:
     """Parse JSON. What orjson rejects or would round (UTF-16 bodies, NaN, integers beyond 64
     bits) is parsed by `json`, whose error, if any, is the one raised (a ValueError)."""
-    long_digits = _LONG_DIGITS_BYTES if isinstance(data, bytes) else _LONG_DIGITS
-    if long_digits.search(data):  # type: ignore[arg-type]
+    if has_long_digit_run(data):
         return json.loads(data, parse_constant=parse_constant)
     try:
         return orjson.loads(data)

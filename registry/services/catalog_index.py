@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import json
 import re
@@ -66,11 +67,14 @@ class CardRecord:
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+# Catalogs reuse a small vocabulary of tags and media types; a registration normalises ~30 of them.
+@functools.lru_cache(maxsize=8192)
 def normalize_tag(tag: str) -> str:
     """Tags match case-insensitively and ignore surrounding and repeated white space."""
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", tag)).strip().casefold()
 
 
+@functools.lru_cache(maxsize=1024)
 def normalize_mode(mode: str) -> str:
     return mode.strip().lower()
 
