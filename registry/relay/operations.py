@@ -20,7 +20,7 @@ from registry.db import writer_lock
 from registry.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.models.relay import MESSAGE_STATES
 from registry.models.types import utcnow
-from registry.relay.subscriptions import SubscriptionService
+from registry.relay.subscriptions import SubscriptionService, dead_letter_unheld
 from registry.relay.task_order import EARLIER_PENDING, PROMOTED, lock_tasks, reorder
 from registry.services.discovery import decode_cursor, encode_cursor
 from registry.services.tokens import Actor
@@ -123,8 +123,9 @@ class RelayOperations:
         now = self._clock()
         cutoff = now - self._retention
         with self._engine.begin() as conn:
-            conn.execute(update(M).where(M.state == "pending", M.subscription_pk.in_(select(S.pk).where(S.status == "deleted")))
-                         .values(state="dead", due_at=None, finished_at=now, last_error="the subscription was deleted"))
+            # Passing over what a worker holds, as the DELETE does (`registry.relay.subscriptions`); the next
+            # prune takes what it leaves.
+            conn.execute(dead_letter_unheld(M.subscription_pk.in_(select(S.pk).where(S.status == "deleted")), now))
             # A safety net for in-order delivery: a waiting message with nothing earlier pending in its
             # task is made due (e.g. its head was ended by a worker of a version before task heads).
             conn.execute(update(M).where(M.state == "pending", M.due_at.is_(None), M.lease_owner.is_(None),

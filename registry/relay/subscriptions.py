@@ -4,6 +4,14 @@ A subscription is refused unless the agent's card says `capabilities.pushNotific
 (A2A v0.3 §7.5, v1.0 §3.3.4), the target URL passes the outbound policy now (it is checked again
 on every delivery, DNS can change), and the client's header values are single lines. Only the
 owner (or an admin) sees a subscription; anyone else gets 404, as if it did not exist.
+
+Deleting one dead-letters its pending messages, but never waits for one: a delivery worker
+recording outcomes holds its messages (and the next ones of their tasks that it makes due) and
+then, if the target answered 410, disables the subscription, whose row the DELETE already holds.
+Waiting for each other's rows, PostgreSQL would abort one of them. So the DELETE passes over
+messages someone holds (`dead_letter_unheld`); their holder ends them or leaves them pending for
+a subscription that no claim takes, and the prune job dead-letters those
+(`registry.relay.operations`).
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import ColumnElement, Row, Update, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry import errors
@@ -24,12 +32,13 @@ from registry.models.types import utcnow
 from registry.outbound import OutboundConnectionError, OutboundRefused, SafeHttpClient
 from registry.relay.relay_tokens import hash_relay_token, new_relay_token
 from registry.relay.secret_box import SecretBox
+from registry.relay.task_order import IS_PENDING
 from registry.services.discovery import decode_cursor, encode_cursor
 from registry.services.tokens import Actor
 
 MAX_TASK_ID = 200
 MAX_HEADER_VALUE = 4096
-S = RelaySubscription
+S, M = RelaySubscription, RelayMessage
 
 
 def new_subscription_id() -> str:
@@ -146,10 +155,7 @@ class SubscriptionService:
                 status="deleted", status_reason="deleted by its owner", token_hash=None, previous_token_hash=None,
                 target_secrets=None, updated_at=now,
             ))
-            session.execute(update(RelayMessage).where(
-                RelayMessage.subscription_pk == row.pk, RelayMessage.state == "pending",
-            ).values(state="dead", due_at=None, finished_at=now, last_error="the subscription was deleted",
-                     lease_owner=None, lease_until=None))
+            session.execute(dead_letter_unheld(RelayMessage.subscription_pk == row.pk, now))
         self._on_change(sub_id)
 
     def has_secrets(self, row: Row[Any]) -> dict[str, bool]:
@@ -183,6 +189,16 @@ class SubscriptionService:
         values = {name: value for name, value in (("token", request.target_token),
                                                    ("authorization", request.target_authorization)) if value}
         return self._box.seal(values, sub_id) if values else None
+
+
+def dead_letter_unheld(where: ColumnElement[bool], now: dt.datetime) -> Update:
+    """Dead-letter the pending messages `where` of a deleted subscription that no transaction holds
+    (PostgreSQL: `FOR NO KEY UPDATE SKIP LOCKED`; SQLite's single writer holds nothing that another one could wait for)."""
+    unheld = (select(M.pk).where(where, M.state == IS_PENDING)
+              .with_for_update(skip_locked=True, key_share=True).scalar_subquery())
+    return update(M).where(M.pk.in_(unheld)).values(
+        state="dead", due_at=None, not_before=None, finished_at=now, last_error="the subscription was deleted",
+        lease_owner=None, lease_until=None)
 
 
 def _check_request(request: SubscriptionRequest) -> None:

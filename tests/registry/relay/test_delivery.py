@@ -4,9 +4,10 @@ dead letters, 410 and the attempt log. The job runs as the worker runs it, on a 
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select, text
 
 from registry.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.relay.job import RelayDeliveryJob
@@ -231,3 +232,48 @@ def test_prune_removes_finished_messages_past_retention(client, sub, job, relay,
     kept = push(client, sub, status_update("task-1")).json["id"]
     assert relay.operations.prune() == 1
     assert list(_messages(services)) == [kept]
+
+
+def _until_done_or_waiting_for_a_lock(thread: threading.Thread, engine) -> None:  # type: ignore[no-untyped-def]
+    """Return once `thread` has finished or its transaction waits for a lock another one holds."""
+    waiting = text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                   "AND wait_event_type = 'Lock'")
+    with engine.connect() as conn:
+        while thread.is_alive() and not conn.scalar(waiting):
+            thread.join(timeout=0.01)
+
+
+def test_deleting_a_subscription_while_a_worker_records_its_410(client, app, relay_auth, sub, job, receiver, relay,
+                                                                services):
+    """The worker holds its messages (the one it ended, the next of the task it made due) and is about to
+    disable the subscription, because the target answered 410, when its owner deletes it. Neither may wait
+    for the other: PostgreSQL would abort one of them (the DELETE answering 500)."""
+    if services.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite has one writer at a time: there is nothing to interleave")
+    push(client, sub, status_update("task-1"))
+    waiting = push(client, sub, status_update("task-1", "next")).json["id"]
+    receiver.default = (410, {}, b"gone")
+    (due,) = relay.outbox.claim("worker", 10)
+    outcome = relay.outbox.perform(due)
+    answers: list[int] = []
+    deleting = threading.Thread(target=lambda: answers.append(
+        app.test_client().delete(f"/v1/relay/subscriptions/{sub['id']}", headers=relay_auth).status_code))
+    recorder = threading.get_ident()
+
+    def before(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        if threading.get_ident() == recorder and statement.lstrip().startswith("UPDATE relay_subscriptions"):
+            deleting.start()
+            _until_done_or_waiting_for_a_lock(deleting, services.engine)
+
+    event.listen(services.engine, "before_cursor_execute", before)
+    try:
+        assert relay.outbox.record("worker", [outcome]) == 1
+    finally:
+        event.remove(services.engine, "before_cursor_execute", before)
+    deleting.join()
+    assert answers == [204]
+    with services.sessions() as session:
+        assert session.scalar(select(RelaySubscription.status)) == "deleted"
+    assert _messages(services)[due.message_id].state == "dead"
+    relay.operations.prune()  # the message the worker made due when its subscription was going
+    assert _messages(services)[waiting].state == "dead"
