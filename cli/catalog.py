@@ -48,13 +48,15 @@ def _show_agent(agent: dict[str, Any]) -> None:
 
 @click.command()
 @click.argument("url")
+@click.option("--jwks-url", default=None, help="The agent's own JWKS, whose keys verify its card's signatures.")
 @registry_option
 @token_option
 @json_option
 @reports_errors
-def register(url: str, registry: str, token: str | None, as_json: bool) -> None:
+def register(url: str, jwks_url: str | None, registry: str, token: str | None, as_json: bool) -> None:
     """Register the agent at URL (its base URL or its card URL)."""
-    agent = make_client(registry, token).call("POST", "/v1/agents", json={"url": url})
+    body = {"url": url, **({"jwksUrl": jwks_url} if jwks_url else {})}
+    agent = make_client(registry, token).call("POST", "/v1/agents", json=body)
     _emit(agent, as_json, lambda a: (click.echo("Registered:"), _show_agent(a)))
 
 
@@ -150,7 +152,8 @@ def delete(agent_id: str, yes: bool, registry: str, token: str | None) -> None:
 @json_option
 @reports_errors
 def import_(path: Path, batch: int, parallel: int, registry: str, token: str | None, as_json: bool) -> None:
-    """Register many cards from a JSON Lines file: one {"card": {...}, "cardUrl": "..."} per line."""
+    """Register many cards from a JSON Lines file: one {"card": {...}, "cardUrl": "..."} per line,
+    with "jwksUrl": "..." where the agent publishes the keys that verify its card."""
     from cli.importer import import_file
 
     summary = import_file(lambda: make_client(registry, token), path, batch, progress=not as_json, parallel=parallel)

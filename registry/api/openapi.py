@@ -71,8 +71,9 @@ def openapi_document() -> dict[str, Any]:
                     "agentId": {"type": "string", "description": "only for this agent (default: all the caller's)"},
                 }},
                 "Import": {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
-                    "type": "object", "required": ["card", "cardUrl"],
-                    "properties": {"card": {"type": "object"}, "cardUrl": {"type": "string"}},
+                    "type": "object", "required": ["card", "cardUrl"], "additionalProperties": False,
+                    "properties": {"card": {"type": "object"}, "cardUrl": {"type": "string"},
+                                   "jwksUrl": {"type": "string", "format": "uri", "description": "the agent's own JWKS"}},
                 }}}},
                 "StatusChange": {"type": "object", "properties": {
                     "status": {"enum": ["active", "deprecated"]}, "statusMessage": {"type": "string"},

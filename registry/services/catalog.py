@@ -39,6 +39,7 @@ from registry.services.trust_state import CardTrust
 from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
+IMPORT_ITEM_FIELDS = frozenset({"card", "cardUrl", "jwksUrl"})
 AUDIT_INSERT = insert(AuditEntry)
 # What a just-registered agent shows before its first probe (the columns' server defaults).
 NEW_AGENT_HEALTH = {"health_state": "unknown", "health_checked_at": None, "health_latency_ms": None,
@@ -116,13 +117,15 @@ class CatalogService:
         """Register many uploaded cards at once; each item succeeds or fails on its own."""
         outcomes: list[ImportOutcome] = []
         batch: list[tuple[int, CardRecord]] = []
-        scope = self._new_scope(actor, None)
+        scopes: dict[int, KeyScope | None] = {}
+        shared_scope = self._new_scope(actor, None)
         for index, item in enumerate(items):
             try:
-                batch.append((index, self._import_record(item, scope)))
+                scopes[index] = self._import_scope(actor, item, shared_scope)
+                batch.append((index, self._import_record(item, scopes[index])))
             except (InvalidRequest, InvalidCard, PayloadTooLarge, SignatureRequired) as error:
                 outcomes.append(ImportOutcome(index, error=_error_dict(error)))
-        outcomes.extend(self._insert_batch(actor, batch))
+        outcomes.extend(self._insert_batch(actor, batch, scopes))
         return sorted(outcomes, key=lambda o: o.index)
 
     # -- changes to an existing agent -----------------------------------------------------
@@ -261,9 +264,22 @@ class CatalogService:
         self._audit(conn, None, "card.recrawl.invalid", agent_id, {"version": version})
         return "invalid"
 
-    def _import_record(self, item: Any, scope: KeyScope | None) -> CardRecord:
+    def _import_scope(self, actor: Actor, item: Any, shared: KeyScope | None) -> KeyScope | None:
+        """The item's own scope when it names the agent's JWKS, else the one shared by the import.
+        Raises InvalidRequest for an item that is not {"card", "cardUrl", "jwksUrl"?}."""
         if not isinstance(item, dict) or not isinstance(item.get("card"), dict):
             raise InvalidRequest('each item needs {"card": {...}, "cardUrl": "..."}')
+        unknown = sorted(set(item) - IMPORT_ITEM_FIELDS)
+        if unknown:
+            raise InvalidRequest(f"unknown fields {unknown}; an item has {sorted(IMPORT_ITEM_FIELDS)}")
+        jwks_url = item.get("jwksUrl")
+        if jwks_url is None:
+            return shared
+        if not isinstance(jwks_url, str):
+            raise InvalidRequest("jwksUrl must be a string (the agent's JWKS URL)")
+        return self._new_scope(actor, jwks_url)
+
+    def _import_record(self, item: dict[str, Any], scope: KeyScope | None) -> CardRecord:
         return self._record(item["card"], None, canonical_card_url(item.get("cardUrl", "")), source="pushed", scope=scope)
 
     def _new_agent_columns(self, actor: Actor, record: CardRecord, scope: KeyScope | None = None) -> dict[str, Any]:
@@ -291,24 +307,25 @@ class CatalogService:
                 for actor, record, columns in batch
             ])
 
-    def _insert_batch(self, actor: Actor, batch: list[tuple[int, CardRecord]]) -> list[ImportOutcome]:
+    def _insert_batch(self, actor: Actor, batch: list[tuple[int, CardRecord]],
+                      scopes: dict[int, KeyScope | None]) -> list[ImportOutcome]:
         """Insert the batch in one transaction; on a duplicate URL fall back to one by one."""
         fresh = self._without_known_urls(batch)
         outcomes = [ImportOutcome(i, error=_conflict(url, agent_id)) for i, url, agent_id in fresh.known]
         if not fresh.new:
             return outcomes
-        extras = [self._new_agent_columns(actor, r) for _, r in fresh.new]
+        extras = [self._new_agent_columns(actor, r, scopes[i]) for i, r in fresh.new]
         try:
             with writer_lock(self._engine).hold(), self._engine.begin() as conn:
                 self._writer.insert_agents(conn, [(r, e) for (_, r), e in zip(fresh.new, extras)])
                 self._audit(conn, actor, "agent.import", None, {"count": len(extras)})
         except IntegrityError:  # a duplicate inside the batch, or a race with another writer
-            return outcomes + [self._insert_one_outcome(actor, i, r) for i, r in fresh.new]
+            return outcomes + [self._insert_one_outcome(actor, i, r, scopes[i]) for i, r in fresh.new]
         return outcomes + [ImportOutcome(i, agent_id=e["id"]) for (i, _), e in zip(fresh.new, extras)]
 
-    def _insert_one_outcome(self, actor: Actor, index: int, record: CardRecord) -> ImportOutcome:
+    def _insert_one_outcome(self, actor: Actor, index: int, record: CardRecord, scope: KeyScope | None) -> ImportOutcome:
         try:
-            return ImportOutcome(index, agent_id=self._insert_one(actor, record).agent.id)
+            return ImportOutcome(index, agent_id=self._insert_one(actor, record, scope).agent.id)
         except Conflict as error:
             return ImportOutcome(index, error=_error_dict(error))
 

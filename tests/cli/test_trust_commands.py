@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 from cli.main import cli
 from signing import generate_key, public_jwks, sign_card
 from tests.support.cards import make_card
+from tests.support.servers import CardServer
 
 
 def run(url: str, *args: str, token: str | None = None) -> Result:
@@ -40,3 +41,12 @@ def test_show_and_search_by_signature_state(registry_url: str, writer_token: str
     assert [a["name"] for a in unsigned] == ["Plain"]
     contradiction = run(registry_url, "search", "--verified", "--signature", "invalid")
     assert contradiction.exit_code == 2
+
+
+def test_register_with_the_agents_jwks_url(registry_url: str, writer_token: str, card_server: CardServer) -> None:
+    key = generate_key("ES256")
+    jwks_url = card_server.serve_json("/keys.json", public_jwks([key]))
+    card_server.serve_json("/.well-known/agent-card.json", sign_card(make_card("Keyed", url=card_server.url("/a2a")), key))
+    result = run(registry_url, "register", card_server.base_url, "--jwks-url", jwks_url, "--json", token=writer_token)
+    agent = json.loads(result.output)
+    assert result.exit_code == 0 and (agent["jwksUrl"], agent["signature"]["state"]) == (jwks_url, "verified")

@@ -113,6 +113,24 @@ def test_patching_the_jwks_url_verifies_the_card_again(client: Any, auth: dict[s
     assert (cleared["jwksUrl"], cleared["signature"]["state"]) == (None, "unverifiable")
 
 
+def test_an_imported_item_names_its_agents_jwks(client: Any, auth: dict[str, str], key: SigningKey,
+                                                card_server: CardServer) -> None:
+    jwks_url = card_server.serve_json("/keys.json", public_jwks([key]))
+    items = [
+        {"card": sign_card(make_card("Own keys"), key), "cardUrl": "https://own.example.com/card.json", "jwksUrl": jwks_url},
+        {"card": sign_card(make_card("No keys"), key), "cardUrl": "https://none.example.com/card.json"},
+        {"card": make_card("Bad url"), "cardUrl": "https://bad.example.com/card.json", "jwksUrl": "ftp://k.example.com/j"},
+        {"card": make_card("Typo"), "cardUrl": "https://typo.example.com/card.json", "jwksURL": jwks_url},
+    ]
+    body = client.post("/v1/agents/import", json={"items": items}, headers=auth).json
+    assert (body["created"], body["failed"]) == (2, 2)
+    own, none, bad, typo = body["results"]
+    assert client.get(f"/v1/agents/{own['id']}").json["jwksUrl"] == jwks_url
+    assert [state(client, own["id"]), state(client, none["id"])] == ["verified", "unverifiable"]
+    assert bad["error"]["code"] == "invalid_request" and "jwksUrl" in bad["error"]["message"]
+    assert "jwksURL" in typo["error"]["message"]
+
+
 def test_a_jwks_url_that_is_not_a_url_is_refused(client: Any, auth: dict[str, str]) -> None:
     response = upload(client, auth, make_card("A"), jwksUrl="ftp://keys.example.com/jwks")
     assert response.status_code == 422 and "jwksUrl" in response.json["error"]["message"]
