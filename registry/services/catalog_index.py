@@ -209,15 +209,30 @@ def search_document(summary: CardSummary) -> str:
 class DriverInsert:
     """An INSERT of plain values (ints and strings: nothing for SQLAlchemy to convert) handed
     straight to the database driver. A registration writes ~20 term rows and a document per
-    agent; SQLAlchemy's per-row parameter processing cost more than the database's work."""
+    agent; SQLAlchemy's per-row parameter processing cost more than the database's work.
 
-    def __init__(self, dialect: str, table: str, columns: tuple[str, ...]) -> None:
-        mark = "?" if dialect == "sqlite" else "%s"  # sqlite3: qmark; psycopg: format
-        self.sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
+    On PostgreSQL the batch goes as one array per column into a single `INSERT … SELECT FROM
+    unnest(…)`: executing the statement once per row cost the server ~35 µs a row, more than
+    half of its time per registration.
+    """
+
+    def __init__(self, dialect: str, table: str, columns: dict[str, str]) -> None:
+        """`columns`: name → PostgreSQL type of the values."""
+        names = ", ".join(columns)
+        self.sqlite = dialect == "sqlite"
+        if self.sqlite:
+            self.sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['?'] * len(columns))})"
+        else:
+            arrays = ", ".join(f"%s::{pg_type}[]" for pg_type in columns.values())
+            self.sql = f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays})"
 
     def run(self, conn: Connection, rows: list[tuple[Any, ...]]) -> None:
-        if rows:
+        if not rows:
+            return
+        if self.sqlite:
             conn.exec_driver_sql(self.sql, rows)
+        else:
+            conn.exec_driver_sql(self.sql, tuple(list(column) for column in zip(*rows)))
 
 
 class TextIndex:
@@ -225,8 +240,8 @@ class TextIndex:
 
     def __init__(self, dialect: str) -> None:
         self.sqlite = dialect == "sqlite"
-        table, columns = ("agent_fts", ("rowid", "document")) if self.sqlite else ("agent_search", ("agent_pk", "document"))
-        self._insert = DriverInsert(dialect, table, columns)
+        table, key = ("agent_fts", "rowid") if self.sqlite else ("agent_search", "agent_pk")
+        self._insert = DriverInsert(dialect, table, {key: "integer", "document": "text"})
 
     def write(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
         """Insert documents: (agent pk, document) rows."""
@@ -265,7 +280,7 @@ class CatalogWriter:
 
     def __init__(self, dialect: str) -> None:
         self.text_index = TextIndex(dialect)
-        self._terms = DriverInsert(dialect, "agent_terms", ("agent_pk", "kind", "value"))
+        self._terms = DriverInsert(dialect, "agent_terms", {"agent_pk": "integer", "kind": "text", "value": "text"})
 
     def insert_agents(self, conn: Connection, batch: list[tuple[CardRecord, dict[str, Any]]]) -> list[int]:
         """Insert agents given (record, full agent columns); return their pks in order."""
