@@ -39,6 +39,10 @@ def message_json(row: Any) -> dict[str, Any]:
         "receivedAt": _time(row.received_at),
         "attempts": row.attempts,
         "nextAttemptAt": _time(row.due_at),
+        # Pending behind an earlier message of its task (in-order delivery); `notBefore` is the
+        # back-off it still owes once it is the task's head.
+        "waitingForEarlier": row.state == "pending" and row.due_at is None,
+        "notBefore": _time(row.not_before),
         "lastAttemptAt": _time(row.last_attempt_at),
         "lastStatus": row.last_status,
         "lastError": row.last_error,

@@ -21,13 +21,13 @@ from registry.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.models.relay import MESSAGE_STATES
 from registry.models.types import utcnow
 from registry.relay.subscriptions import SubscriptionService, dead_letter_unheld
-from registry.relay.task_order import EARLIER_PENDING, PROMOTED, lock_tasks, reorder
+from registry.relay.task_order import EARLIER_PENDING, IS_PENDING, PROMOTED, lock_tasks, reorder
 from registry.services.discovery import decode_cursor, encode_cursor
 from registry.services.tokens import Actor
 
 M, S, A = RelayMessage, RelaySubscription, RelayAttempt
-LISTED = (M.pk, M.id, M.task_key, M.seq, M.kind, M.state, M.received_at, M.due_at, M.attempts, M.last_attempt_at,
-          M.last_status, M.last_error, M.finished_at, M.replays, M.body)
+LISTED = (M.pk, M.id, M.task_key, M.seq, M.kind, M.state, M.received_at, M.due_at, M.not_before, M.attempts,
+          M.last_attempt_at, M.last_status, M.last_error, M.finished_at, M.replays, M.body)
 PRUNE_BATCH = 5_000
 REPLAY_TASKS_PER_TRANSACTION = 200
 MAX_ATTEMPTS_SHOWN = 100
@@ -128,8 +128,12 @@ class RelayOperations:
             conn.execute(dead_letter_unheld(M.subscription_pk.in_(select(S.pk).where(S.status == "deleted")), now))
             # A safety net for in-order delivery: a waiting message with nothing earlier pending in its
             # task is made due (e.g. its head was ended by a worker of a version before task heads).
-            conn.execute(update(M).where(M.state == "pending", M.due_at.is_(None), M.lease_owner.is_(None),
-                                         ~EARLIER_PENDING).values(PROMOTED), {"b_now": now})
+            # Rows a worker holds (promoting them itself) are passed over, so the two never wait
+            # for each other's rows.
+            stranded = (select(M.pk).where(M.state == IS_PENDING, M.due_at.is_(None), M.lease_owner.is_(None),
+                                           ~EARLIER_PENDING)
+                        .with_for_update(skip_locked=True, key_share=True).scalar_subquery())
+            conn.execute(update(M).where(M.pk.in_(stranded)).values(PROMOTED), {"b_now": now})
         removed = 0
         while True:
             old = (select(M.pk).where(M.received_at < cutoff, M.state != "pending", M.finished_at < cutoff)

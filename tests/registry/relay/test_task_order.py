@@ -200,6 +200,28 @@ def test_the_prune_job_makes_a_stranded_waiting_message_due(client, relay_auth, 
     assert _due(services) == {"msg_a_2": True, "msg_a_3": False}
 
 
+def test_the_prune_job_passes_over_a_stranded_message_a_worker_holds(client, relay_auth, push_agent, receiver, relay,
+                                                                     services):
+    """The repair never waits for a row another transaction holds (a worker promoting it itself):
+    waiting rows in two orders would deadlock. It takes the message at the next prune."""
+    if services.engine.dialect.name != "postgresql":
+        pytest.skip("row locks: SQLite has one writer at a time")
+    sub = subscribe(client, relay_auth, push_agent, receiver.url)
+    _insert_messages(services, sub["id"], [("a", 2, False), ("b", 3, False)])
+    with services.engine.connect() as holder:
+        holder.execute(select(RelayMessage.pk).where(RelayMessage.id == "msg_a_2").with_for_update())
+        pruning = threading.Thread(target=relay.operations.prune)
+        pruning.start()
+        pruning.join(timeout=10)
+        finished = not pruning.is_alive()
+        holder.rollback()
+    pruning.join()
+    assert finished, "the prune job waited for a row a worker holds"
+    assert _due(services) == {"msg_a_2": False, "msg_b_3": True}
+    relay.operations.prune()
+    assert _due(services) == {"msg_a_2": True, "msg_b_3": True}
+
+
 def test_message_numbers_go_past_32_bits(client, relay_auth, push_agent, receiver, services):
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
     high = 2**40
@@ -268,6 +290,10 @@ def test_a_message_made_to_wait_by_a_replay_keeps_its_retry_back_off(
     receiver.default = (204, {}, b"")
     assert client.post(f"/v1/relay/messages/{first}/replay", headers=relay_auth).status_code == 200
     assert _due(services) == {first: True, second: False}
+    listed = {m["id"]: m for m in client.get(f"/v1/relay/subscriptions/{sub['id']}/messages", headers=relay_auth).json["items"]}
+    assert (listed[second]["waitingForEarlier"], listed[second]["nextAttemptAt"]) == (True, None)
+    assert dt.datetime.fromisoformat(listed[second]["notBefore"].replace("Z", "+00:00")) == START + dt.timedelta(seconds=600)
+    assert (listed[first]["waitingForEarlier"], listed[first]["notBefore"]) == (False, None)
     run_job(job)
     assert [r.webhook_id for r in receiver.received] == [first, second, first]
     with services.engine.connect() as conn:
