@@ -3,8 +3,9 @@
 //
 //   node a2a_card.mjs sign CARD.json PRIVATE_JWK.json KID ALG   -> the signed card on stdout
 //   node a2a_card.mjs verify CARD.json JWKS.json                 -> exit 0 verified, 1 not
+//   node a2a_card.mjs canonicalize CARDS.json                    -> each card's signed payload (a JSON list)
 import { readFileSync } from "node:fs";
-import { generateAgentCardSignature, verifyAgentCardSignature } from "@a2a-js/sdk";
+import { canonicalizeAgentCard, generateAgentCardSignature, verifyAgentCardSignature } from "@a2a-js/sdk";
 
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
 const [command, ...args] = process.argv.slice(2);
@@ -28,7 +29,9 @@ if (command === "sign") {
     process.stdout.write(`not verified: ${error.message}\n`);
     process.exit(1);
   }
+} else if (command === "canonicalize") {
+  process.stdout.write(JSON.stringify(readJson(args[0]).map((card) => canonicalizeAgentCard(card))));
 } else {
-  process.stderr.write("usage: a2a_card.mjs sign CARD JWK KID ALG | verify CARD JWKS\n");
+  process.stderr.write("usage: a2a_card.mjs sign CARD JWK KID ALG | verify CARD JWKS | canonicalize CARDS\n");
   process.exit(2);
 }

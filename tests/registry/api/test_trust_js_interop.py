@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from cli.main import cli
 from registry.container import Services
 from signing import SigningKey, generate_key, public_jwks
-from tests.registry.api.js_sdk import js_signed, js_verifies
+from tests.support.js_sdk import js_signed, js_verifies
 from tests.support.cards import make_card, with_changes
 from tests.support.servers import CardServer
 

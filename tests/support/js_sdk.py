@@ -15,7 +15,7 @@ import pytest
 
 from signing import SigningKey, private_jwk
 
-PEER = Path(__file__).resolve().parents[2] / "interop" / "js"
+PEER = Path(__file__).resolve().parents[1] / "interop" / "js"
 
 
 def _node(*args: str, files: dict[str, Any]) -> subprocess.CompletedProcess[str]:
@@ -42,3 +42,10 @@ def js_verifies(card: dict[str, Any], jwks: dict[str, Any]) -> bool:
     done = _node("verify", "card", "jwks", files={"card": card, "jwks": jwks})
     assert done.returncode in (0, 1), done.stderr
     return done.returncode == 0
+
+
+def js_payloads(cards: list[dict[str, Any]]) -> list[bytes]:
+    """The payload the JS SDK signs and verifies for each card (`canonicalizeAgentCard`)."""
+    done = _node("canonicalize", "cards", files={"cards": cards})
+    assert done.returncode == 0, done.stderr
+    return [payload.encode("utf-8") for payload in json.loads(done.stdout)]
