@@ -187,12 +187,17 @@ def drain(env: dict[str, str], sink: Sink, backlog: int, label: str, table: Tabl
     before = len(sink.arrivals)
     worker = start_worker(env)
     marker = f"{BIN / 'agentdex'} worker"
-    if not sink.wait_for(before + 1, timeout=60):
-        raise RuntimeError("the worker delivered nothing in 60 s")
-    cpu = cpu_seconds(marker)  # start-up (imports, schema check) excluded
-    if not sink.wait_for(before + backlog, timeout=300):
-        raise RuntimeError(f"the worker delivered {len(sink.arrivals) - before} of {backlog} in 300 s")
-    cpu = cpu_seconds(marker) - cpu
+    try:
+        if not sink.wait_for(before + 1, timeout=60):
+            raise RuntimeError("the worker delivered nothing in 60 s")
+        cpu = cpu_seconds(marker)  # start-up (imports, schema check) excluded
+        if not sink.wait_for(before + backlog, timeout=300):
+            raise RuntimeError(f"the worker delivered {len(sink.arrivals) - before} of {backlog} in 300 s")
+        cpu = cpu_seconds(marker) - cpu
+    except BaseException:  # the benchmark stops by itself: never leave the worker running
+        worker.terminate()
+        worker.wait(timeout=60)
+        raise
     times = sorted(sink.arrivals.values())[before:]
     table.add(f"{label}: one worker, backlog {cpu_note(cpu, backlog)}", backlog, times[-1] - times[0])
     return worker
