@@ -103,7 +103,7 @@ class DiscoveryService:
         self._hide_dead_after = hide_dead_after
         self._clock = clock
         self._text_index = TextIndex(sessions.kw["bind"].dialect.name)
-        self._planner = SearchPlanner(self._text_index, TermStats(sessions=sessions))
+        self._planner = SearchPlanner(self._text_index, TermStats(sessions=sessions), LISTING_COLUMNS)
 
     def search(self, query: AgentQuery) -> AgentPage:
         """Agents matching every filter, in registration order, `limit` at a time."""
@@ -112,15 +112,10 @@ class DiscoveryService:
         if filters is None:
             return AgentPage([], None)
         with self._sessions() as session:
-            pks = self._planner.page_pks(session, filters, after, query.limit + 1)
-            more = len(pks) > query.limit
-            pks = pks[: query.limit]
-            rows = {}
-            if pks:
-                listing = select(*LISTING_COLUMNS).where(Agent.__table__.c.pk.in_(pks))
-                rows = {row.pk: row for row in session.connection().execute(listing)}
-        cursor = encode_cursor(pks[-1]) if more else None
-        return AgentPage([rows[pk] for pk in pks if pk in rows], cursor)
+            rows = self._planner.page(session, filters, after, query.limit + 1)
+        more = len(rows) > query.limit
+        rows = rows[: query.limit]
+        return AgentPage(rows, encode_cursor(rows[-1].pk) if more else None)
 
     def _filters(self, query: AgentQuery) -> SearchFilters | None:
         """None when the query cannot match anything (text with no words)."""

@@ -1,0 +1,63 @@
+"""The search planner's term counts: a term never seen costs the request only as much counting as
+the choice of plan needs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import text
+
+from registry.services import search_plan
+from registry.services.discovery import AgentQuery
+from registry.services.search_plan import TermStats
+from tests.support.cards import make_card
+
+
+def _register(services, actor, tag: str, n: int) -> None:
+    for i in range(n):
+        services.catalog.register_card(actor, make_card(f"Agent {tag} {i}", tags=[tag]), f"https://{tag}{i}.example/c.json")
+
+
+def _wait_for(predicate, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_a_new_common_term_is_counted_past_rare_at_once_and_in_full_in_the_background(services, actor, monkeypatch):
+    monkeypatch.setattr(search_plan, "RARE_TERM", 2)
+    _register(services, actor, "common", 5)
+    stats = TermStats(sessions=services.sessions)
+    with services.sessions() as session:
+        assert stats.count(session, "tag", "common") == 3  # more than rare: enough to plan with
+    assert _wait_for(lambda: stats._cache[("tag", "common")][1] == 5)
+    with services.sessions() as session:
+        assert stats.count(session, "tag", "common") == 5
+
+
+def test_a_new_rare_term_is_counted_exactly_at_once(services, actor, monkeypatch):
+    monkeypatch.setattr(search_plan, "RARE_TERM", 2)
+    _register(services, actor, "rare", 2)
+    stats = TermStats(sessions=services.sessions)
+    with services.sessions() as session:
+        assert stats.count(session, "tag", "rare") == 2
+        assert stats.count(session, "tag", "unknown") == 0
+    assert not stats._due and not stats._refreshing
+
+
+def test_search_statements_are_planned_for_their_values_every_time(services, actor):
+    """PostgreSQL: a prepared search would settle on one generic plan for all tags and words."""
+    if services.engine.dialect.name != "postgresql":
+        pytest.skip("server-side prepared statements are PostgreSQL's")
+    _register(services, actor, "weather", 2)
+    for _ in range(12):
+        assert len(services.discovery.search(AgentQuery(tags=("weather",))).agents) == 2
+    with services.engine.connect() as conn:
+        prepared = conn.execute(text("SELECT statement FROM pg_prepared_statements")).scalars().all()
+        conn.execute(text("SELECT 1"))  # the connection is back in a transaction as usual
+        assert conn.in_transaction()
+    assert not [statement for statement in prepared if "agent_terms" in statement]
