@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from cli.main import cli
 from registry.container import Services
 from signing import SigningKey, generate_key, public_jwks
-from tests.support.js_sdk import js_signed, js_verifies
 from tests.support.cards import make_card, with_changes
+from tests.support.js_sdk import js_signed, js_verifies
 from tests.support.servers import CardServer
 
 
