@@ -1,5 +1,6 @@
 """Catalog benchmark: registration (one card per request, and `agentdex import`) and tag/text
 query latency at 10,000 and 100,000 agents, on SQLite and PostgreSQL, through the HTTP API.
+On PostgreSQL a worker runs the `catalog-statistics` job beside the web processes, as deployed.
 
     python bench/catalog.py                              # SQLite, 10,000 and 100,000 agents
     python bench/catalog.py --postgres postgresql+psycopg://postgres@127.0.0.1:5432/bench
@@ -8,6 +9,7 @@ query latency at 10,000 and 100,000 agents, on SQLite and PostgreSQL, through th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import sys
@@ -18,7 +20,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import Http, Table, add_database_options, cli, each_database, post_cards, registry_server  # noqa: E402
+from bench.common import (  # noqa: E402
+    Http,
+    Table,
+    add_database_options,
+    cli,
+    each_database,
+    job_worker,
+    post_cards,
+    registry_server,
+)
 
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
          "quebec romeo sierra tango uniform victor whiskey xray yankee zulu weather travel finance legal "
@@ -106,7 +117,9 @@ def run(database_url: str, label: str, args: argparse.Namespace, table: Table) -
     small, large, clients, queries = args.small, args.large, args.clients, args.queries
     rng = random.Random(7)
     server = registry_server(database_url, workers=args.server_workers, threads=args.server_threads)
-    with server as (port, token, env):
+    with server as (port, token, env), contextlib.ExitStack() as jobs:
+        if database_url.startswith("postgresql"):  # as deployed: a worker keeps the planner's statistics fresh
+            jobs.enter_context(job_worker(env, "catalog-statistics"))
         register_one_by_one(port, token, items(rng, 0, small), clients, table, label)
         query_latency(port, tag_pairs(port, rng, queries), table, f"{label}: tag query, 2 tags, {small:,} agents")
         query_latency(port, text_queries(rng, queries), table, f"{label}: text query, {small:,} agents")

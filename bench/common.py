@@ -239,6 +239,19 @@ def registry_server(database_url: str, *, workers: int = 2, threads: int = 4) ->
             log.close()
 
 
+@contextlib.contextmanager
+def job_worker(env: dict[str, str], *jobs: str) -> Iterator[None]:
+    """`agentdex worker --job …` for these jobs, at normal priority, stopped on the way out."""
+    args = [arg for job in jobs for arg in ("--job", job)]
+    worker = subprocess.Popen([str(BIN / "agentdex"), "worker", *args, "--niceness", "0"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+
+
 def _wait_until_up(port: int, server: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

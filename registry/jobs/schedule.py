@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from registry.jobs.base import Job, LeasedJob, PeriodicJob
+from registry.services.planner_statistics import PlannerStatistics
 
 if TYPE_CHECKING:
     from registry.container import Services
@@ -15,8 +16,10 @@ RECRAWL = "recrawl"
 PRUNE_HEALTH_CHECKS = "prune-health-checks"
 RELAY_DELIVERY = "relay-delivery"  # registry.relay.job.RELAY_DELIVERY
 PRUNE_RELAY_MESSAGES = "prune-relay-messages"
-JOB_NAMES = (HEALTH_PROBE, RECRAWL, PRUNE_HEALTH_CHECKS, RELAY_DELIVERY, PRUNE_RELAY_MESSAGES)
+CATALOG_STATISTICS = "catalog-statistics"
+JOB_NAMES = (HEALTH_PROBE, RECRAWL, PRUNE_HEALTH_CHECKS, RELAY_DELIVERY, PRUNE_RELAY_MESSAGES, CATALOG_STATISTICS)
 PRUNE_EVERY = 600.0
+STATISTICS_EVERY = 10.0
 
 
 def scheduled_jobs(services: Services) -> list[Job]:
@@ -28,4 +31,5 @@ def scheduled_jobs(services: Services) -> list[Job]:
         PeriodicJob(PRUNE_HEALTH_CHECKS, PRUNE_EVERY, services.health.prune),
         services.relay.delivery_job(services.settings),
         PeriodicJob(PRUNE_RELAY_MESSAGES, PRUNE_EVERY, services.relay.operations.prune),
+        PeriodicJob(CATALOG_STATISTICS, STATISTICS_EVERY, PlannerStatistics(services.engine).refresh),
     ]

@@ -1,0 +1,52 @@
+"""The `catalog-statistics` job: on PostgreSQL a search table is analyzed once enough of it changed,
+and only then; on SQLite there is nothing to do."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import text
+
+from registry.services.planner_statistics import PlannerStatistics
+from tests.support.cards import make_card
+
+
+def _import(services, actor, count: int) -> None:  # type: ignore[no-untyped-def]
+    items = [{"card": make_card(f"Agent {n}", tags=[f"t{n % 7}", "common"]), "cardUrl": f"https://a{n}.example.com/c.json"}
+             for n in range(count)]
+    assert all(o.agent_id for o in services.catalog.import_cards(actor, items))
+
+
+def _modified_since_analysis(services, table: str) -> int:  # type: ignore[no-untyped-def]
+    with services.engine.connect() as conn:
+        return int(conn.scalar(text("SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = :t"), {"t": table}))
+
+
+def _wait_for_counters(services, table: str, at_least: int) -> None:  # type: ignore[no-untyped-def]
+    services.engine.dispose()  # a backend reports its row counts when it ends
+    deadline = time.monotonic() + 15
+    while _modified_since_analysis(services, table) < at_least:
+        assert time.monotonic() < deadline, "PostgreSQL did not report the inserted rows"
+        time.sleep(0.05)
+
+
+def test_search_tables_are_analyzed_once_enough_of_them_changed(services, actor) -> None:  # type: ignore[no-untyped-def]
+    if services.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL planner statistics")
+    statistics = PlannerStatistics(services.engine, floor=100, fraction=0.5)
+    _import(services, actor, 40)
+    _wait_for_counters(services, "agent_terms", 100)
+    assert statistics.refresh() >= 1
+    assert _modified_since_analysis(services, "agent_terms") == 0
+    with services.engine.connect() as conn:
+        analyzed = conn.scalar(text("SELECT reltuples FROM pg_class WHERE relname = 'agent_terms'"))
+    assert analyzed >= 100  # the planner now knows the rows are there
+    assert statistics.refresh() == 0  # nothing changed since
+
+
+def test_nothing_to_do_on_sqlite(services, actor) -> None:  # type: ignore[no-untyped-def]
+    if services.engine.dialect.name != "sqlite":
+        pytest.skip("SQLite")
+    _import(services, actor, 3)
+    assert PlannerStatistics(services.engine, floor=0, fraction=0).refresh() == 0
