@@ -277,10 +277,9 @@ def test_a_notification_arriving_between_the_workers_write_and_its_promotion_is_
     assert fired and list(_due(services).values()) == [True]
 
 
-def test_a_message_made_to_wait_by_a_replay_keeps_its_retry_back_off(
-        client, relay_auth, push_agent, receiver, job, services, clock):
-    """A failed message waits again behind a replayed earlier one; once that is delivered, the failed one
-    is due when its back-off (here the target's `Retry-After`) says, not at once."""
+def _parked_behind_a_replay(client, relay_auth, push_agent, receiver, job):  # type: ignore[no-untyped-def]
+    """A task's first message delivered, its second failed with `Retry-After: 600`, then the first
+    replayed, so the second waits behind it again: (subscription, first id, second id)."""
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
     first = push(client, sub, status_update("a")).json["id"]
     run_job(job)
@@ -289,6 +288,14 @@ def test_a_message_made_to_wait_by_a_replay_keeps_its_retry_back_off(
     run_job(job)
     receiver.default = (204, {}, b"")
     assert client.post(f"/v1/relay/messages/{first}/replay", headers=relay_auth).status_code == 200
+    return sub, first, second
+
+
+def test_a_message_made_to_wait_by_a_replay_keeps_its_retry_back_off(
+        client, relay_auth, push_agent, receiver, job, services, clock):
+    """A failed message waits again behind a replayed earlier one; once that is delivered, the failed one
+    is due when its back-off (here the target's `Retry-After`) says, not at once."""
+    sub, first, second = _parked_behind_a_replay(client, relay_auth, push_agent, receiver, job)
     assert _due(services) == {first: True, second: False}
     listed = {m["id"]: m for m in client.get(f"/v1/relay/subscriptions/{sub['id']}/messages", headers=relay_auth).json["items"]}
     assert (listed[second]["waitingForEarlier"], listed[second]["nextAttemptAt"]) == (True, None)
@@ -306,14 +313,7 @@ def test_a_message_made_to_wait_by_a_replay_keeps_its_retry_back_off(
 
 def test_a_message_whose_back_off_ended_while_it_waited_is_due_when_promoted(
         client, relay_auth, push_agent, receiver, job, services, clock):
-    sub = subscribe(client, relay_auth, push_agent, receiver.url)
-    first = push(client, sub, status_update("a")).json["id"]
-    run_job(job)
-    receiver.default = (503, {"Retry-After": "600"}, b"busy")
-    second = push(client, sub, status_update("a")).json["id"]
-    run_job(job)
-    receiver.default = (204, {}, b"")
-    assert client.post(f"/v1/relay/messages/{first}/replay", headers=relay_auth).status_code == 200
+    _, first, second = _parked_behind_a_replay(client, relay_auth, push_agent, receiver, job)
     clock.advance(900)
     run_job(job)
     assert [r.webhook_id for r in receiver.received] == [first, second, first, second]

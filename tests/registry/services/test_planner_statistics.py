@@ -3,13 +3,12 @@ and only then; on SQLite there is nothing to do."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from sqlalchemy import text
 
 from registry.services.planner_statistics import PlannerStatistics
 from tests.support.cards import make_card
+from tests.support.waiting import wait_for
 
 
 def _import(services, actor, count: int) -> None:  # type: ignore[no-untyped-def]
@@ -25,10 +24,7 @@ def _modified_since_analysis(services, table: str) -> int:  # type: ignore[no-un
 
 def _wait_for_counters(services, table: str, at_least: int) -> None:  # type: ignore[no-untyped-def]
     services.engine.dispose()  # a backend reports its row counts when it ends
-    deadline = time.monotonic() + 15
-    while _modified_since_analysis(services, table) < at_least:
-        assert time.monotonic() < deadline, "PostgreSQL did not report the inserted rows"
-        time.sleep(0.05)
+    assert wait_for(lambda: _modified_since_analysis(services, table) >= at_least, 15), "PostgreSQL did not report the rows"
 
 
 def test_search_tables_are_analyzed_once_enough_of_them_changed(services, actor) -> None:  # type: ignore[no-untyped-def]

@@ -3,8 +3,6 @@ the choice of plan needs."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from sqlalchemy import text
 
@@ -12,20 +10,12 @@ from registry.services import search_plan
 from registry.services.discovery import AgentQuery
 from registry.services.search_plan import TermStats
 from tests.support.cards import make_card
+from tests.support.waiting import wait_for
 
 
 def _register(services, actor, tag: str, n: int) -> None:
     for i in range(n):
         services.catalog.register_card(actor, make_card(f"Agent {tag} {i}", tags=[tag]), f"https://{tag}{i}.example/c.json")
-
-
-def _wait_for(predicate, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_a_new_common_term_is_counted_past_rare_at_once_and_in_full_in_the_background(services, actor, monkeypatch):
@@ -34,7 +24,7 @@ def test_a_new_common_term_is_counted_past_rare_at_once_and_in_full_in_the_backg
     stats = TermStats(sessions=services.sessions)
     with services.sessions() as session:
         assert stats.count(session, "tag", "common") == 3  # more than rare: enough to plan with
-    assert _wait_for(lambda: stats._cache[("tag", "common")][1] == 5)
+    assert wait_for(lambda: stats._cache[("tag", "common")][1] == 5)
     with services.sessions() as session:
         assert stats.count(session, "tag", "common") == 5
 

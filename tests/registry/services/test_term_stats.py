@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 
 from registry.services.search_plan import TermStats
 from tests.support.cards import make_card
 from tests.support.jobs import Ticker
+from tests.support.waiting import wait_for
 
 _numbers = itertools.count()
 
@@ -17,15 +17,6 @@ _numbers = itertools.count()
 def _register(services, actor, n: int, tag: str) -> None:
     for i in itertools.islice(_numbers, n):
         services.catalog.register_card(actor, make_card(f"Agent {tag} {i}", tags=[tag]), f"https://{tag}{i}.example/c.json")
-
-
-def _wait_for(predicate, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_a_new_term_is_counted_at_once_and_an_expired_one_in_the_background(services, actor):
@@ -40,7 +31,7 @@ def test_a_new_term_is_counted_at_once_and_an_expired_one_in_the_background(serv
         clock.now += 61
         assert stats.count(session, "tag", "weather") == 3  # expired: the stale count, at once
     # ...while the background thread counted again
-    assert _wait_for(lambda: stats._cache[("tag", "weather")][1] == 5)
+    assert wait_for(lambda: stats._cache[("tag", "weather")][1] == 5)
     with services.sessions() as session:
         assert stats.count(session, "tag", "weather") == 5
 
@@ -69,5 +60,5 @@ def test_refreshes_of_many_expired_terms_run_on_one_thread(services, actor):
         for tag in ("alpha", "bravo", "alpha", "bravo"):
             stats.count(session, "tag", tag)
         assert threading.active_count() <= before + 1
-    assert _wait_for(lambda: not stats._refreshing)
+    assert wait_for(lambda: not stats._refreshing)
     assert all(stats._cache[("tag", t)][0] > clock.now for t in ("alpha", "bravo"))
