@@ -239,12 +239,18 @@ def registry_server(database_url: str, *, workers: int = 2, threads: int = 4) ->
             log.close()
 
 
+def start_worker(env: dict[str, str], *jobs: str) -> subprocess.Popen[bytes]:
+    """`agentdex worker --job …` for these jobs at normal priority (the default lowers it for
+    probes; what the benchmarks measure is latency-bound)."""
+    args = [arg for job in jobs for arg in ("--job", job)]
+    return subprocess.Popen([str(BIN / "agentdex"), "worker", *args, "--niceness", "0"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 @contextlib.contextmanager
 def job_worker(env: dict[str, str], *jobs: str) -> Iterator[None]:
-    """`agentdex worker --job …` for these jobs, at normal priority, stopped on the way out."""
-    args = [arg for job in jobs for arg in ("--job", job)]
-    worker = subprocess.Popen([str(BIN / "agentdex"), "worker", *args, "--niceness", "0"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """`start_worker`, stopped on the way out."""
+    worker = start_worker(env, *jobs)
     try:
         yield
     finally:

@@ -37,6 +37,7 @@ from bench.common import (  # noqa: E402
     each_database,
     registry_server,
     server_cpu_seconds,
+    start_worker,
 )
 
 BODY_BYTES = 1024
@@ -176,16 +177,10 @@ def ingest(port: int, subs: list[tuple[str, str]], count: int, clients: int, tas
     table.add(f"{label}: ingest, {clients} agents {cpu_note(cpu, count)}", count, elapsed, latencies)
 
 
-def start_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
-    # Delivery is latency-bound: the worker keeps normal CPU priority (the default lowers it for probes).
-    return subprocess.Popen([str(BIN / "agentdex"), "worker", "--job", "relay-delivery", "--niceness", "0"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def drain(env: dict[str, str], sink: Sink, backlog: int, label: str, table: Table) -> subprocess.Popen[bytes]:
     """One worker delivers the backlog; timed from its first delivery to its last (start-up excluded)."""
     before = len(sink.arrivals)
-    worker = start_worker(env)
+    worker = start_worker(env, "relay-delivery")
     marker = f"{BIN / 'agentdex'} worker"
     try:
         if not sink.wait_for(before + 1, timeout=60):
