@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from registry.api.auth import requires
-from registry.api.presenters import agent_json, agent_json_text, page_json_text
+from registry.api.presenters import agent_json_text, page_json_text
 from registry.api.requests import (
     current_actor,
     json_body,
@@ -35,7 +35,7 @@ def _services() -> Any:
 
 
 def _agent_response(agent_id: str) -> Response:
-    return jsonify(agent_json(_services().discovery.get(agent_id)))
+    return Response(agent_json_text(_services().discovery.get(agent_id)), mimetype="application/json")
 
 
 @bp.post("")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
@@ -10,6 +9,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from registry.api.auth import requires
 from registry.api.presenters import health_check_json, health_json
 from registry.api.requests import query_int, refuse_unknown
+from registry.services.agent_view import api_time
 
 bp = Blueprint("health", __name__, url_prefix="/v1/agents")
 
@@ -20,17 +20,13 @@ def _health() -> Any:
     return current_app.extensions["agentdex"].health
 
 
-def _time(value: dt.datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
-
-
 def crawl_json(agent: Any) -> dict[str, Any] | None:
     """When the card was last re-fetched and is due next; None for pushed cards (never crawled)."""
     if agent.source != "crawled":
         return None
     return {
-        "crawledAt": _time(agent.crawled_at),
-        "nextCrawlAt": _time(agent.next_crawl_at) if agent.crawled_at else None,
+        "crawledAt": api_time(agent.crawled_at),
+        "nextCrawlAt": api_time(agent.next_crawl_at) if agent.crawled_at else None,
         "failures": agent.crawl_failures,
         "error": agent.crawl_error,
     }
@@ -40,7 +36,7 @@ def _checks_response(agent_id: str, limit: int) -> Response:
     agent, checks = _health().recent_checks(agent_id, limit)
     return jsonify({
         "agentId": agent.id,
-        "health": {**health_json(agent), "since": _time(agent.health_since)},
+        "health": {**health_json(agent), "since": api_time(agent.health_since)},
         "crawl": crawl_json(agent),
         "items": [health_check_json(check) for check in checks],
     })

@@ -10,12 +10,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Row, func, select
+from sqlalchemy import ColumnElement, FromClause, Row, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry.errors import InvalidRequest, NotFound
 from registry.models import Agent, AgentCard, AgentTerm
 from registry.models.types import utcnow
+from registry.services.agent_view import live_json
 from registry.services.catalog_index import MAX_TERM, TextIndex, normalize_mode, normalize_tag
 from registry.services.drift import card_drift
 from registry.services.search_plan import SearchFilters, SearchPlanner, TermStats
@@ -86,12 +87,13 @@ def decode_cursor(cursor: str | None) -> int:
     raise InvalidRequest("cursor is not one this registry issued; start again without it")
 
 
-# What the API shows of an agent: the rendered profile plus the columns that change without a new card.
-LISTING_COLUMNS = [Agent.__table__.c[name] for name in (
-    "pk", "id", "card_url", "status", "status_message", "source", "card_version", "created_at", "updated_at",
-    "profile", "health_state", "health_checked_at", "health_latency_ms", "health_reason", "health_uptime24h",
-    "signature_state", "signature_kids", "signature_checked_at", "jwks_url",
-)]
+def listing_columns(dialect: str) -> Callable[[FromClause], list[ColumnElement[Any]]]:
+    """What the API shows of an agent, read from `table`: its pk (for the cursor) and id, the
+    fields that change without a new card rendered as JSON by the database (`live`), and the
+    card's stored profile."""
+    def columns(table: FromClause) -> list[ColumnElement[Any]]:
+        return [table.c.pk, table.c.id, live_json(table, dialect), table.c.profile]
+    return columns
 
 
 class DiscoveryService:
@@ -103,7 +105,8 @@ class DiscoveryService:
         self._hide_dead_after = hide_dead_after
         self._clock = clock
         self._text_index = TextIndex(sessions.kw["bind"].dialect.name)
-        self._planner = SearchPlanner(self._text_index, TermStats(sessions=sessions), LISTING_COLUMNS)
+        self._columns = listing_columns(sessions.kw["bind"].dialect.name)
+        self._planner = SearchPlanner(self._text_index, TermStats(sessions=sessions), self._columns)
 
     def search(self, query: AgentQuery) -> AgentPage:
         """Agents matching every filter, in registration order, `limit` at a time."""
@@ -143,7 +146,7 @@ class DiscoveryService:
     def get(self, agent_id: str) -> Row[Any]:
         """The agent as the API shows it. Raises NotFound."""
         with self._sessions() as session:
-            row = session.execute(select(*LISTING_COLUMNS).where(Agent.id == agent_id)).first()
+            row = session.execute(select(*self._columns(Agent.__table__)).where(Agent.id == agent_id)).first()
         if row is None:
             raise NotFound(f"no agent with id {agent_id!r}")
         return row

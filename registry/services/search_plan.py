@@ -27,6 +27,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    FromClause,
     Integer,
     Row,
     Select,
@@ -187,12 +188,14 @@ class _Shape:
 
 class SearchPlanner:
     """Builds and runs the statement of a search page: the matching pks (see the module
-    docstring) and, in the same statement, the `columns` of those agents."""
+    docstring) and, in the same statement, the `columns` of those agents (read from the agents
+    table or an alias of it)."""
 
-    def __init__(self, text_index: TextIndex, stats: TermStats, columns: list[ColumnElement[Any]]) -> None:
+    def __init__(self, text_index: TextIndex, stats: TermStats,
+                 columns: Callable[[FromClause], list[ColumnElement[Any]]]) -> None:
         self._text = text_index
         self._stats = stats
-        self._columns = [column.name for column in columns]
+        self._columns = columns
         self._shapes: dict[_Shape, Select[Any]] = {}
 
     def page(self, session: Session, filters: SearchFilters, after: int, limit: int) -> list[Row[Any]]:
@@ -250,7 +253,7 @@ class SearchPlanner:
         # The page is a subquery with a LIMIT, which neither database flattens into the join.
         pks = page.subquery("page")
         listed = _AGENTS.alias("listed")
-        return (select(*(listed.c[name] for name in self._columns))
+        return (select(*self._columns(listed))
                 .join_from(listed, pks, listed.c.pk == next(iter(pks.c))).order_by(listed.c.pk))
 
     def _build(self, shape: _Shape) -> Select[Any]:
