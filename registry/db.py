@@ -24,6 +24,7 @@ from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from registry import jsontext
+from registry.pool_ping import PING_AFTER_IDLE, PingWhenIdle
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +45,13 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-def make_engine(database_url: str, *, background_checkpoints: bool = False) -> Engine:
+def make_engine(database_url: str, *, background_checkpoints: bool = False,
+                ping_after_idle: float = PING_AFTER_IDLE) -> Engine:
     """Create the engine for a database URL, with the pragmas SQLite needs for a web server.
 
     `background_checkpoints`: the caller runs a `WalCheckpointer` for this (file) database, so
-    commits leave checkpointing to it.
+    commits leave checkpointing to it. `ping_after_idle`: PostgreSQL connections idle in the pool
+    longer than this many seconds are checked before use (`registry.pool_ping`).
     """
     # JSON columns (interfaces, modes, issues, signature details…) through orjson: the standard
     # library encoder was ten calls and a sixth of a millisecond per registration.
@@ -65,8 +68,10 @@ def make_engine(database_url: str, *, background_checkpoints: bool = False) -> E
         return engine
     if database_url.startswith("postgresql://"):
         database_url = "postgresql+psycopg://" + database_url[len("postgresql://") :]
-    options.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
-    return create_engine(database_url, **options)
+    options.update(pool_size=10, max_overflow=20)
+    engine = create_engine(database_url, **options)
+    PingWhenIdle(ping_after_idle).attach(engine)
+    return engine
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
