@@ -43,13 +43,26 @@ def cpu_ticks() -> tuple[int, int]:
     return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
 
 
+def reference_loop_ms() -> float:
+    """How long a fixed pure-Python loop takes now (median of three). On a shared virtual machine
+    the same work can take twice as long from one minute to the next without any steal showing;
+    this says how fast the machine was when a row was measured (smaller is faster)."""
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        sum(range(1_000_000))
+        times.append((time.perf_counter() - t0) * 1000)
+    return sorted(times)[1]
+
+
 class Table:
     """Rows of (what, how many, rate/s, p50 ms, p99 ms), printed aligned, with the share of CPU
     time the host took from this virtual machine (steal) since the previous row: a row measured
-    while the host stole much ran on less than two cores."""
+    while the host stole much ran on less than two cores; and `loop ms`, the machine's pace just
+    after the row (`reference_loop_ms`)."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[str, int, float, float, float, float]] = []
+        self.rows: list[tuple[str, int, float, float, float, float, float]] = []
         self._ticks = cpu_ticks()
 
     def add(self, what: str, count: int, seconds: float, latencies_ms: list[float] | None = None) -> None:
@@ -59,14 +72,14 @@ class Table:
         self._ticks = ticks
         self.rows.append((what, count, count / seconds if seconds else float("nan"),
                           percentile(lat, 50) if lat else float("nan"), percentile(lat, 99) if lat else float("nan"),
-                          100 * stolen / total if total else float("nan")))
+                          100 * stolen / total if total else float("nan"), reference_loop_ms()))
         print(f"  {what}: {count} in {seconds:.2f}s", flush=True)
 
     def print(self, command: str) -> None:
         print()
-        print(f"{'what':<58} {'how many':>9} {'rate/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'stolen':>7}")
-        for what, count, rate, p50, p99, steal in self.rows:
-            print(f"{what:<58} {count:>9} {rate:>9.0f} {p50:>8.2f} {p99:>8.2f} {steal:>6.0f}%")
+        print(f"{'what':<58} {'how many':>9} {'rate/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'stolen':>7} {'loop ms':>8}")
+        for what, count, rate, p50, p99, steal, pace in self.rows:
+            print(f"{what:<58} {count:>9} {rate:>9.0f} {p50:>8.2f} {p99:>8.2f} {steal:>6.0f}% {pace:>8.1f}")
         print(f"\nreproduce: {command}")
 
 
