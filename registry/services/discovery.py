@@ -25,6 +25,7 @@ CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard")
 STATUS_FILTERS = ("active", "deprecated", "any")
 HEALTH_FILTERS = ("up", "degraded", "down", "unknown")
 SIGNATURE_FILTERS = ("verified", "invalid", "unverifiable", "unsigned")
+MAX_SEARCH_TAGS = 32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +122,12 @@ class DiscoveryService:
         return AgentPage(rows, encode_cursor(rows[-1].pk) if more else None)
 
     def _filters(self, query: AgentQuery) -> SearchFilters | None:
-        """None when the query cannot match anything (text with no words)."""
+        """None when the query cannot match anything (text with no words). Raises InvalidRequest
+        for more than MAX_SEARCH_TAGS tags."""
+        if len(query.tags) > MAX_SEARCH_TAGS:
+            # Each tag is a probe or a range of its own in the statement, and each count of them
+            # a statement shape kept for reuse.
+            raise InvalidRequest(f"a search takes at most {MAX_SEARCH_TAGS} tags, not {len(query.tags)}")
         text_query = None
         if query.text is not None:
             text_query = self._text_index.query(query.text)

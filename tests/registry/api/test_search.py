@@ -113,3 +113,12 @@ def test_tags_longer_than_the_index_keeps_register_and_are_found(client, auth):
     assert response.status_code == 201, response.json
     assert sorted(response.json["tags"]) == [long_a, long_b]
     assert _names(client, f"tag={long_a}") == ["Long Tags"]
+
+
+def test_a_search_takes_at_most_32_tags(client, catalog):
+    many = "&".join(f"tag=t{n}" for n in range(33))
+    for match in ("all", "any"):
+        response = client.get(f"/v1/agents?{many}&match={match}")
+        assert response.status_code == 422
+        assert response.json["error"]["code"] == "invalid_request" and "at most 32 tags" in response.json["error"]["message"]
+    assert client.get("/v1/agents?" + "&".join(f"tag=t{n}" for n in range(32)) + "&match=any").status_code == 200

@@ -51,3 +51,36 @@ def test_search_statements_are_planned_for_their_values_every_time(services, act
         conn.execute(text("SELECT 1"))  # the connection is back in a transaction as usual
         assert conn.in_transaction()
     assert not [statement for statement in prepared if "agent_terms" in statement]
+
+
+def _plan(services, query: AgentQuery):
+    discovery = services.discovery
+    with services.sessions() as session:
+        return discovery._planner._plan(session, discovery._filters(query))
+
+
+def test_common_any_of_tags_with_text_are_driven_by_the_text_index(services, actor, monkeypatch):
+    """A full-text probe of one agent reads the word's whole doclist; common tags must not drive it."""
+    monkeypatch.setattr(search_plan, "RARE_TERM", 2)
+    _register(services, actor, "popular", 4)
+    shape, _ = _plan(services, AgentQuery(tags=("popular",), match_any=True, text="agent"))
+    assert (shape.driver, shape.any_probe) == ("text", True)
+    shape, _ = _plan(services, AgentQuery(tags=("popular",), match_any=True))
+    assert shape.driver == "any"
+
+
+def test_any_of_tags_on_sqlite_merge_their_ordered_ranges(services, actor):
+    """SQLite: a match=any page merges one ordered range per tag and stops after its last row,
+    rather than reading and sorting every agent with any of the tags."""
+    if services.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL merges with Merge Append (see test_search_pages for the results)")
+    _register(services, actor, "red", 2)
+    shape, params = _plan(services, AgentQuery(tags=("red", "blue", "green"), match_any=True))
+    statement = services.discovery._planner._statement(shape)
+    compiled = statement.compile(services.engine)
+    values = compiled.construct_params({**params, "after": 0, "limit": 51})
+    with services.engine.connect() as conn:
+        plan = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + compiled.string,
+                                    tuple(values[name] for name in compiled.positiontup)).all()
+    details = [row[-1] for row in plan]
+    assert "MERGE (UNION)" in details and not any("UNION USING TEMP B-TREE" in d for d in details)
