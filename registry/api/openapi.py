@@ -31,7 +31,7 @@ def _q(name: str, schema: dict[str, Any], description: str, repeat: bool = False
 
 AGENT_ID = {"name": "agent_id", "in": "path", "required": True, "schema": {"type": "string"}}
 SEARCH = [
-    _q("tag", {"type": "string"}, "skill tag, case-insensitive; repeatable", repeat=True),
+    _q("tag", {"type": "string"}, "skill tag, case-insensitive; repeatable, at most 32", repeat=True),
     _q("match", {"enum": ["all", "any"]}, "all tags (default) or any"),
     _q("q", {"type": "string"}, "text over names, descriptions, skills (every word, as a prefix)"),
     _q("skill", {"type": "string"}, "skill id"),
