@@ -204,12 +204,10 @@ class SearchPlanner:
     def page(self, session: Session, filters: SearchFilters, after: int, limit: int) -> list[Row[Any]]:
         """Up to `limit` agents with a pk greater than `after`, ascending, matching every filter.
 
-        The page and its rows are one statement, one snapshot, so on PostgreSQL it runs without a
-        transaction, sparing the BEGIN and ROLLBACK round trips (SQLite sends none for a read
-        anyway); `session` must be unused.
+        The page and its rows are one statement, one snapshot, so it needs no transaction: give
+        a session of `registry.db.for_reads`, which spares PostgreSQL the BEGIN and ROLLBACK.
         """
-        options = {} if self._text.sqlite else {"isolation_level": "AUTOCOMMIT"}
-        connection = session.connection(execution_options=options)
+        connection = session.connection()
         with _planned_for_their_values(connection):
             shape, params = self._plan(session, filters)
             params.update(after=after, limit=limit)
