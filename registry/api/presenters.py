@@ -39,5 +39,5 @@ def agent_json_text(agent: Any) -> str:
 
 
 def page_json_text(agents: list[Any], next_cursor: str | None) -> str:
-    items = ",".join(f"{agent.live[:-1]},{agent.profile[1:]}" for agent in agents)
+    items = ",".join(agent_json_text(agent) for agent in agents)
     return f'{{"items":[{items}],"nextCursor":{jsontext.dumps_text(next_cursor)}}}'
