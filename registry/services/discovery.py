@@ -103,11 +103,12 @@ class DiscoveryService:
         self, sessions: sessionmaker[Session], *, hide_dead_after: float | None = None,
         clock: Callable[[], dt.datetime] = utcnow,
     ) -> None:
-        self._sessions = make_session_factory(for_reads(sessions.kw["bind"]))
+        engine = sessions.kw["bind"]
+        self._sessions = make_session_factory(for_reads(engine))
         self._hide_dead_after = hide_dead_after
         self._clock = clock
-        self._text_index = TextIndex(sessions.kw["bind"].dialect.name)
-        self._columns = listing_columns(sessions.kw["bind"].dialect.name)
+        self._text_index = TextIndex(engine.dialect.name)
+        self._columns = listing_columns(engine.dialect.name)
         self._planner = SearchPlanner(self._text_index, TermStats(sessions=sessions), self._columns)
         # Built once: the rendered columns are a large expression, and a statement built per
         # request cost its construction and its cache key (~1 ms) every time.
