@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -45,59 +47,79 @@ RELAY_ENV = {"AGENTDEX_RELAY_RATE": "1000000", "AGENTDEX_RELAY_BURST": "1000000"
 
 
 class Sink:
-    """The client's webhook: answers 204 at once, notes when each webhook-id first arrived."""
+    """The client's webhook, in a process of its own (as a client's server would be, so neither it nor
+    the load generator waits for the other's interpreter lock): answers 204 at once and notes when
+    each webhook-id first arrived (`time.monotonic()`, one clock for every process on the host)."""
 
     def __init__(self) -> None:
-        self.arrivals: dict[str, float] = {}
-        self.count = 0
-        self._cond = threading.Condition()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(), bind_and_activate=False)
-        self._httpd.daemon_threads = True
-        self._httpd.request_queue_size = 256  # before listen(): the worker opens many connections at once
-        self._httpd.server_bind()
-        self._httpd.server_activate()
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        context = multiprocessing.get_context("spawn")
+        self._pipe, child = context.Pipe()
+        self._process = context.Process(target=_serve_sink, args=(child,), daemon=True)
+        self._process.start()
+        self.port: int = self._pipe.recv()
+        self._lock = threading.Lock()
 
     @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
+    def arrivals(self) -> dict[str, float]:
+        return self._ask("arrivals")
 
     def wait_for(self, distinct: int, timeout: float) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: len(self.arrivals) >= distinct, timeout)
+        return self._poll(lambda: self._ask("distinct") >= distinct, timeout)
 
     def wait_until_ids(self, ids: dict[str, float], timeout: float) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: all(i in self.arrivals for i in ids), timeout)
+        return self._poll(lambda: ids.keys() <= self._ask("arrivals").keys(), timeout)
 
     def close(self) -> None:
-        self._httpd.shutdown()
+        self._ask("stop")
+        self._process.join(timeout=10)
 
-    def _arrived(self, webhook_id: str | None) -> None:
-        now = time.monotonic()
-        with self._cond:
-            self.count += 1
-            if webhook_id and webhook_id not in self.arrivals:
-                self.arrivals[webhook_id] = now
-            self._cond.notify_all()
+    def _ask(self, question: str) -> Any:
+        with self._lock:
+            self._pipe.send(question)
+            return self._pipe.recv()
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        sink = self
+    @staticmethod
+    def _poll(done: Callable[[], bool], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)  # when a message arrived is noted by the sink, not found by this poll
+        return True
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                sink._arrived(self.headers.get("webhook-id"))
-                self.send_response(204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+def _serve_sink(pipe: Any) -> None:
+    arrivals: dict[str, float] = {}
+    lock = threading.Lock()
 
-            def log_message(self, *_args: Any) -> None:
-                pass
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
 
-        return Handler
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            now, webhook_id = time.monotonic(), self.headers.get("webhook-id")
+            if webhook_id:
+                with lock:
+                    arrivals.setdefault(webhook_id, now)
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
+    httpd.daemon_threads = True
+    httpd.request_queue_size = 256  # before listen(): the worker opens many connections at once
+    httpd.server_bind()
+    httpd.server_activate()
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    pipe.send(httpd.server_address[1])
+    while (question := pipe.recv()) != "stop":
+        with lock:
+            pipe.send(len(arrivals) if question == "distinct" else dict(arrivals))
+    httpd.shutdown()
+    pipe.send(None)
 
 
 def cpu_note(seconds: float, count: int) -> str:
@@ -223,7 +245,8 @@ def paced(port: int, subs: list[tuple[str, str]], sink: Sink, rate: int, seconds
     elapsed = time.monotonic() - started
     if not sink.wait_until_ids(accepted, timeout=60):
         raise RuntimeError("not every paced notification arrived within 60 s")
-    added = [(sink.arrivals[i] - t) * 1000 for i, t in accepted.items()]
+    arrivals = sink.arrivals
+    added = [(arrivals[i] - t) * 1000 for i, t in accepted.items()]
     table.add(f"{label}: 202 -> sink at {rate}/s, worker running", count, elapsed, added)
 
 
