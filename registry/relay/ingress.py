@@ -26,7 +26,7 @@ from registry.relay.agent_jwt import AgentBinding, AgentJwtVerifier
 from registry.relay.bodies import PushBody, classify
 from registry.relay.rate_limit import RateLimiter, retry_after_seconds
 from registry.relay.relay_tokens import TokenHashes
-from registry.relay.task_order import lock_tasks, waiting_or_due
+from registry.relay.task_order import waiting_or_due
 from registry.services.group_commit import GroupCommitter
 
 PG_CHANNEL = "agentdex_relay"  # notified by the trigger `relay_messages_notify` (migration 0006)
@@ -184,7 +184,6 @@ class RelayIngress:
 
     def _insert(self, rows: Sequence[_Row]) -> None:
         with self._engine.begin() as conn:
-            lock_tasks(conn, ((row.values["b_sub"], row.values["b_task"]) for row in rows), shared=True)
             # On PostgreSQL a trigger on the insert notifies PG_CHANNEL: LISTENing workers hear of
             # it when (and only if) this commits, with no round trip of its own.
             conn.execute(self._insert_statement, [row.values for row in rows])

@@ -80,7 +80,7 @@ class RelayOutbox:
             writes = [self._message_values(o, held[o.pk], now) for o in kept]
             conn.execute(_WRITE, writes)
             ended = [(held[w["b_pk"]].subscription_pk, held[w["b_pk"]].task_key) for w in writes if w["b_state"] != "pending"]
-            lock_tasks(conn, ended)  # only now: notifications of these tasks wait just for the promotion and commit
+            lock_tasks(conn, ended)  # only now: a replay of these tasks waits just for the promotion and commit
             promote(conn, ended, now)
             conn.execute(insert(RelayAttempt), [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
             gone = {held[o.pk].subscription_pk for o in kept if o.outcome == "gone"}

@@ -19,11 +19,21 @@ make the target see it sooner. A message that has had no attempt is due as soon 
 On SQLite each of these runs under the database's single write lock, so each sees the others'
 work. On PostgreSQL an ingress that finds an earlier message pending and a worker that is just
 ending that message could each miss the other's uncommitted row and leave a message waiting for
-nothing; so each takes a transaction-scoped advisory lock per task, in one sorted order, in a
-statement before the one that reads (`lock_tasks`): the ingress shared, before it inserts; a
-replay exclusive, before it touches a row; the worker exclusive, after it wrote its outcomes and
-before it promotes, so notifications wait only for the promotion and the commit. (The worker
-holds only rows it leases, which neither the ingress nor a replay ever waits for.)
+nothing. So:
+- the ingress locks (`FOR SHARE SKIP LOCKED`) the pending message it finds, in the statement that
+  inserts. A worker that comes to end that message after it waits for the ingress's commit (its
+  rows are short transactions that wait for no one), so the promotion it makes later in its
+  transaction sees the new message. A message a worker is ending (its row is locked) is skipped,
+  and so is one a committed worker ended (the lock reads the row as committed): the new message is
+  then due at once. If the worker was in fact recording a failed attempt, the message it ends
+  later is still pending and the claim passes over the new one until it ends (`EARLIER_PENDING`).
+  So the ingress never waits, and a worker only for a notification that found its message pending.
+- a replay and a worker take a transaction-scoped advisory lock per task, exclusive, in one
+  sorted order (`lock_tasks`): a replay before it touches a row; the worker after it wrote its
+  outcomes and before it promotes. (The worker holds only rows it leases, which a replay never
+  waits for.) A notification that arrives while a replay re-queues an earlier message of its task
+  may be due at once; the claim passes over it until that earlier message has ended
+  (`EARLIER_PENDING`).
 """
 
 from __future__ import annotations
@@ -47,7 +57,6 @@ _PENDING = aliased(M)
 # use it, and would step over every delivered message of the task instead).
 IS_PENDING = literal_column("'pending'")
 _LOCK = text("SELECT pg_advisory_xact_lock(k) FROM unnest(CAST(:keys AS bigint[])) AS k")
-_LOCK_SHARED = text("SELECT pg_advisory_xact_lock_shared(k) FROM unnest(CAST(:keys AS bigint[])) AS k")
 
 
 # A message of the same task with a lower sequence number is still pending (correlated to the
@@ -57,9 +66,13 @@ EARLIER_PENDING = exists().where(_PENDING.subscription_pk == M.subscription_pk, 
 
 
 def waiting_or_due(subscription_pk: Any, task_key: Any, due: Any) -> Any:
-    """The `due_at` of a new message: NULL while its task has a message pending, else `due`."""
-    busy = exists().where(_PENDING.subscription_pk == subscription_pk, _PENDING.task_key == task_key,
-                          _PENDING.state == IS_PENDING)
+    """The `due_at` of a new message: NULL while its task has a message pending, else `due` (the
+    pending message found is locked `FOR SHARE` until the inserting transaction ends; one being
+    ended is skipped: see above)."""
+    busy = exists(
+        select(literal_column("1")).where(_PENDING.subscription_pk == subscription_pk, _PENDING.task_key == task_key,
+                                          _PENDING.state == IS_PENDING).limit(1).with_for_update(read=True, skip_locked=True)
+    )
     return case((busy, None), else_=due)
 
 
@@ -84,18 +97,13 @@ def lock_key(task: TaskKey) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def lock_tasks(conn: Connection, tasks: Iterable[TaskKey], *, shared: bool = False) -> None:
-    """PostgreSQL: hold every task's lock until this transaction ends. SQLite's write lock already does.
-
-    The ingress takes them `shared`: two notifications of one task need no lock between them (each
-    takes its own number from a sequence; two that arrive at once have no order to keep, and both
-    may be due), only against whoever ends or re-queues a message of the task.
-    """
+def lock_tasks(conn: Connection, tasks: Iterable[TaskKey]) -> None:
+    """PostgreSQL: hold every task's lock until this transaction ends. SQLite's write lock already does."""
     if conn.dialect.name != "postgresql":
         return
     keys = sorted({lock_key(task) for task in tasks})
     if keys:
-        conn.execute(_LOCK_SHARED if shared else _LOCK, {"keys": keys})
+        conn.execute(_LOCK, {"keys": keys})
 
 
 def promote(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> None:

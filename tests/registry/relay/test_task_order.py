@@ -277,6 +277,35 @@ def test_a_notification_arriving_between_the_workers_write_and_its_promotion_is_
     assert fired and list(_due(services).values()) == [True]
 
 
+def test_a_worker_ending_the_head_while_a_notification_of_its_task_commits_makes_that_notification_due(
+        client, relay_auth, push_agent, receiver, relay, services):
+    """The other order of the race: the notification has found the head pending and is about to commit
+    when the worker comes to end the head. The worker must wait for it, and then promote it."""
+    outcome, arriving = _head_delivered_and_next_arriving(client, relay_auth, push_agent, receiver, relay)
+    committing, release = threading.Event(), threading.Event()
+
+    def before_commit(conn) -> None:  # type: ignore[no-untyped-def]
+        if threading.get_ident() == arriving.ident:
+            committing.set()
+            release.wait(timeout=5.0)
+
+    event.listen(services.engine, "commit", before_commit)
+    try:
+        arriving.start()
+        assert committing.wait(timeout=5.0)
+        recording = threading.Thread(target=relay.outbox.record, args=("worker", [outcome]))
+        recording.start()
+        recording.join(timeout=0.5)
+        assert recording.is_alive()  # it waits for the notification's transaction
+        release.set()
+        arriving.join()
+        recording.join()
+    finally:
+        release.set()
+        event.remove(services.engine, "commit", before_commit)
+    assert list(_due(services).values()) == [True]
+
+
 def _parked_behind_a_replay(client, relay_auth, push_agent, receiver, job):  # type: ignore[no-untyped-def]
     """A task's first message delivered, its second failed with `Retry-After: 600`, then the first
     replayed, so the second waits behind it again: (subscription, first id, second id)."""
