@@ -184,9 +184,10 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False)
 
 
-def for_reads(engine: Engine) -> Engine:
-    """`engine` for reads that need no transaction of their own: on PostgreSQL its connections
-    run in autocommit, sparing each read the BEGIN and ROLLBACK round trips (at READ COMMITTED
-    every statement has its own snapshot either way; a GET of one agent went from three round
-    trips to one). SQLite's driver opens no transaction for a read anyway. Shares the pool."""
+def single_statements(engine: Engine) -> Engine:
+    """`engine` for work that is one statement (a read, or a write that is whole in one statement):
+    on PostgreSQL its connections run in autocommit, sparing each statement the BEGIN and COMMIT
+    or ROLLBACK round trips (at READ COMMITTED every statement has its own snapshot either way; a
+    GET of one agent went from three round trips to one). SQLite's driver opens no transaction for
+    a read anyway (callers that write on SQLite open theirs). Shares the pool."""
     return engine if engine.dialect.name == "sqlite" else engine.execution_options(isolation_level="AUTOCOMMIT")

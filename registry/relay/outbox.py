@@ -11,14 +11,16 @@ due, and disables a subscription whose target answered 410 Gone.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import random
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Engine, Row, bindparam, insert, select, update
 
-from registry.db import writer_lock
+from registry.db import single_statements, writer_lock
 from registry.jobs.leases import LeaseColumns
 from registry.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.models.types import utcnow
@@ -40,7 +42,59 @@ _WRITE = update(M).where(M.pk == bindparam("b_pk")).values(
     last_attempt_at=bindparam("b_at"), last_status=bindparam("b_status"), last_error=bindparam("b_error"),
     finished_at=bindparam("b_finished"), lease_owner=None, lease_until=None,
 )
+MAX_TARGETS = 10_000
 GONE_REASON = "the target answered 410 Gone; delivery is disabled until the owner enables it again"
+
+
+_CLAIM = LEASE.claim_statement(where=(IS_ACTIVE,), then=(~EARLIER_PENDING,),
+                               returning=(M.id, M.subscription_pk, M.body, M.attempts))
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """Where a subscription's messages go, with the client's credentials opened."""
+
+    url: str
+    token: str | None
+    authorization: str | None
+    problem: str | None  # the credentials do not open: never send without them
+
+
+class Targets:
+    """Each subscription's target, read and opened once per worker process.
+
+    A subscription's target URL and credentials never change (a new target is a new subscription;
+    deleting one wipes its credentials, and its messages are no longer claimed, since only active
+    subscriptions' messages are), and its row is never removed, so its key is never reused.
+    """
+
+    def __init__(self, engine: Engine, box: SecretBox) -> None:
+        self._engine = engine
+        self._box = box
+        self._known: dict[int, Target] = {}
+        self._lock = threading.Lock()
+
+    def get(self, pks: set[int]) -> dict[int, Target]:
+        missing = pks - self._known.keys()
+        if missing:
+            with self._engine.connect() as conn:
+                rows = conn.execute(select(S.pk, S.id, S.target_url, S.target_secrets).where(S.pk.in_(missing))).all()
+            with self._lock:
+                if len(self._known) + len(rows) > MAX_TARGETS:
+                    self._known.clear()
+                self._known.update((row.pk, self._opened(row)) for row in rows)
+        known = self._known
+        return {pk: known[pk] for pk in pks}
+
+    def _opened(self, row: Row[Any]) -> Target:
+        secrets: dict[str, str] = {}
+        problem = None
+        if row.target_secrets:
+            try:
+                secrets = self._box.open(row.target_secrets, row.id)
+            except SecretBoxError as error:
+                problem = str(error)
+        return Target(row.target_url, secrets.get("token"), secrets.get("authorization"), problem)
 
 
 class RelayOutbox:
@@ -48,23 +102,27 @@ class RelayOutbox:
                  lease_seconds: float, clock: Callable[[], dt.datetime] = utcnow,
                  rng: random.Random | None = None) -> None:
         self._engine = engine
+        self._autocommit = single_statements(engine)
         self._writer = writer_lock(engine)
         self._poster = poster
-        self._box = box
+        self._targets = Targets(engine, box)
         self._policy = policy
         self._lease_seconds = lease_seconds
         self._clock = clock
         self._rng = rng or random.Random()
 
     def claim(self, owner: str, limit: int) -> list[DueDelivery]:
-        # SQLite: queue behind the ingress's commits on the writer lock, woken the moment it is free,
-        # rather than in SQLite's busy handler, which sleeps 1, 2, 5, 10... ms between tries.
-        with self._writer.hold(), self._engine.begin() as conn:
-            rows = LEASE.claim(conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit,
-                               where=(IS_ACTIVE,), then=(~EARLIER_PENDING,),
-                               returning=(M.id, M.subscription_pk, M.body, M.attempts))
-            subs = self._targets(conn, {row.subscription_pk for row in rows})
-        return [self._due(row, subs[row.subscription_pk]) for row in rows]
+        params = LEASE.claim_params(owner, self._clock(), self._lease_seconds, limit)
+        if self._engine.dialect.name == "sqlite":
+            # Queue behind the ingress's commits on the writer lock, woken the moment it is free,
+            # rather than in SQLite's busy handler, which sleeps 1, 2, 5, 10... ms between tries.
+            with self._writer.hold(), self._engine.begin() as conn:
+                rows = conn.execute(_CLAIM, params).all()
+        else:  # one statement: no BEGIN and COMMIT round trips
+            with self._autocommit.connect() as conn:
+                rows = conn.execute(_CLAIM, params).all()
+        targets = self._targets.get({row.subscription_pk for row in rows})
+        return [self._due(row, targets[row.subscription_pk]) for row in rows]
 
     def perform(self, item: DueDelivery) -> DeliveryOutcome:
         return self._poster.post(item)
@@ -92,22 +150,9 @@ class RelayOutbox:
     # -- internals ------------------------------------------------------------------------
 
     @staticmethod
-    def _targets(conn: Any, pks: set[int]) -> dict[int, Row[Any]]:
-        if not pks:
-            return {}
-        rows = conn.execute(select(S.pk, S.id, S.target_url, S.target_secrets).where(S.pk.in_(pks)))
-        return {row.pk: row for row in rows}
-
-    def _due(self, row: Row[Any], sub: Row[Any]) -> DueDelivery:
-        secrets: dict[str, str] = {}
-        problem = None
-        if sub.target_secrets:
-            try:
-                secrets = self._box.open(sub.target_secrets, sub.id)
-            except SecretBoxError as error:
-                problem = str(error)  # never send without the client's credentials
-        return DueDelivery(row.pk, row.id, sub.target_url, row.body, row.attempts + 1,
-                           secrets.get("token"), secrets.get("authorization"), problem)
+    def _due(row: Row[Any], target: Target) -> DueDelivery:
+        return DueDelivery(row.pk, row.id, target.url, row.body, row.attempts + 1, target.token,
+                           target.authorization, target.problem)
 
     def _message_values(self, outcome: DeliveryOutcome, held: Row[Any], now: dt.datetime) -> dict[str, Any]:
         attempts = held.attempts + 1

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, FromClause, Row, bindparam, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry.db import for_reads, make_session_factory
+from registry.db import make_session_factory, single_statements
 from registry.errors import InvalidRequest, NotFound
 from registry.models import Agent, AgentCard, AgentTerm
 from registry.models.types import utcnow
@@ -104,7 +104,7 @@ class DiscoveryService:
         clock: Callable[[], dt.datetime] = utcnow,
     ) -> None:
         engine = sessions.kw["bind"]
-        self._sessions = make_session_factory(for_reads(engine))
+        self._sessions = make_session_factory(single_statements(engine))
         self._hide_dead_after = hide_dead_after
         self._clock = clock
         self._text_index = TextIndex(engine.dialect.name)

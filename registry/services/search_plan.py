@@ -205,7 +205,7 @@ class SearchPlanner:
         """Up to `limit` agents with a pk greater than `after`, ascending, matching every filter.
 
         The page and its rows are one statement, one snapshot, so it needs no transaction: give
-        a session of `registry.db.for_reads`, which spares PostgreSQL the BEGIN and ROLLBACK.
+        a session of `registry.db.single_statements`, which spares PostgreSQL the BEGIN and ROLLBACK.
         """
         connection = session.connection()
         with _planned_for_their_values(connection):

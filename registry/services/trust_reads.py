@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from registry.db import for_reads
+from registry.db import single_statements
 from registry.errors import NotFound
 from registry.models import Agent, AgentCard, CardEndorsement, SignatureCheck
 from registry.services.trust_endorse import Endorser, attestation, iso
@@ -17,7 +17,7 @@ from registry.services.trust_state import roll_up
 
 class TrustReads:
     def __init__(self, engine: Engine, endorser: Endorser, *, require_signatures: bool) -> None:
-        self._engine = for_reads(engine)
+        self._engine = single_statements(engine)
         self._endorser = endorser
         self._require = require_signatures
 
