@@ -32,6 +32,7 @@ class LeaseColumns:
     due: Column[Any]
     owner: Column[Any]
     until: Column[Any]
+    _holds: dict[tuple[int, ...], Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def free(self, now: dt.datetime) -> ColumnElement[bool]:
         return or_(self.until.is_(None), self.until <= now)
@@ -99,12 +100,23 @@ class LeaseColumns:
         keys = list(keys)
         if not keys:
             return {}
-        mine = self.key.in_(keys) & (self.owner == owner)
         if conn.dialect.name == "postgresql":
-            rows = list(conn.execute(select(self.key, *returning).where(mine).with_for_update()))
+            rows = list(conn.execute(self._hold_select(returning), {"b_keys": keys, "b_owner": owner}))
         else:
-            rows = self._lease(conn, mine, owner, now, seconds, returning)
+            rows = self._lease(conn, self.key.in_(keys) & (self.owner == owner), owner, now, seconds, returning)
         return {row[0]: row for row in rows}
+
+    def _hold_select(self, returning: Sequence[Column[Any]]) -> Any:
+        """`SELECT … FOR UPDATE` of the rows in `b_keys` that `b_owner` leases, built once per `returning`."""
+        shape = tuple(id(column) for column in returning)
+        statement = self._holds.get(shape)
+        if statement is None:
+            statement = self._holds[shape] = (
+                select(self.key, *returning)
+                .where(self.key.in_(bindparam("b_keys", expanding=True)), self.owner == bindparam("b_owner"))
+                .with_for_update()
+            )
+        return statement
 
     def release_values(self) -> dict[str, None]:
         """Column values that end a lease, for the caller's final UPDATE of each row."""
