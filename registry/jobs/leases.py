@@ -20,7 +20,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Column, ColumnElement, Connection, Integer, Row, Table, and_, bindparam, or_, select, update
+from sqlalchemy import Column, ColumnElement, Connection, Integer, Row, Table, bindparam, or_, select, update
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +34,7 @@ class LeaseColumns:
     until: Column[Any]
     _holds: dict[tuple[int, ...], Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
-    def free(self, now: dt.datetime) -> ColumnElement[bool]:
+    def free(self, now: Any) -> ColumnElement[bool]:
         return or_(self.until.is_(None), self.until <= now)
 
     def claim(
@@ -54,10 +54,8 @@ class LeaseColumns:
         `then`: conditions checked only on the rows picked (at most `limit`), where a condition
         the planner could misjudge over the whole queue costs one probe per row.
         """
-        pick = select(self.key).where(self.due <= now, self.free(now), *where).order_by(self.due).limit(limit)
-        if conn.dialect.name == "postgresql":
-            pick = pick.with_for_update(skip_locked=True)
-        return self._lease(conn, and_(self.key.in_(pick.scalar_subquery()), *then), owner, now, seconds, returning)
+        statement = self.claim_statement(where=where, then=then, returning=returning)
+        return list(conn.execute(statement, self.claim_params(owner, now, seconds, limit)))
 
     def claim_statement(
         self,
@@ -70,7 +68,7 @@ class LeaseColumns:
         on each claim), executed with `claim_params`. Being one statement, it may run in autocommit."""
         now = bindparam("b_now", type_=self.due.type)
         pick = (
-            select(self.key).where(self.due <= now, or_(self.until.is_(None), self.until <= now), *where)
+            select(self.key).where(self.due <= now, self.free(now), *where)
             .order_by(self.due).limit(bindparam("b_limit", type_=Integer))
             .with_for_update(skip_locked=True)  # SQLite's compiler leaves it out: its one writer locks the database
         )

@@ -75,16 +75,19 @@ class Targets:
         self._lock = threading.Lock()
 
     def get(self, pks: set[int]) -> dict[int, Target]:
-        missing = pks - self._known.keys()
+        with self._lock:
+            found = {pk: self._known[pk] for pk in pks if pk in self._known}
+        missing = pks - found.keys()
         if missing:
             with self._engine.connect() as conn:
                 rows = conn.execute(select(S.pk, S.id, S.target_url, S.target_secrets).where(S.pk.in_(missing))).all()
+            opened = {row.pk: self._opened(row) for row in rows}
             with self._lock:
-                if len(self._known) + len(rows) > MAX_TARGETS:
+                if len(self._known) + len(opened) > MAX_TARGETS:
                     self._known.clear()
-                self._known.update((row.pk, self._opened(row)) for row in rows)
-        known = self._known
-        return {pk: known[pk] for pk in pks}
+                self._known.update(opened)
+            found.update(opened)
+        return found
 
     def _opened(self, row: Row[Any]) -> Target:
         secrets: dict[str, str] = {}
