@@ -9,7 +9,7 @@ from flask.json.provider import DefaultJSONProvider
 from flask.sessions import SessionInterface
 
 from registry import jsontext
-from registry.api import agents, catalog, health, relay, trust, wellknown
+from registry.api import agents, catalog, health, relay, relay_ingress, trust, wellknown
 from registry.api.errors import register_error_handlers
 from registry.container import Services, build_services
 from registry.settings import Settings
@@ -23,6 +23,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     register_services(app, services or build_services(settings))
     register_error_handlers(app)
     register_blueprints(app)
+    register_relay_ingress(app)
     return app
 
 
@@ -76,4 +77,8 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(trust.bp)
     app.register_blueprint(wellknown.bp)
     app.register_blueprint(relay.bp)
-    app.register_blueprint(relay.ingress_bp)
+
+
+def register_relay_ingress(app: Flask) -> None:
+    """`POST /relay/<id>` answered in front of Flask (see `registry.api.relay_ingress`)."""
+    app.wsgi_app = relay_ingress.RelayIngressEndpoint(app.wsgi_app, app.extensions["agentdex"])  # type: ignore[method-assign]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, jsonify
+from flask import Flask, Response
+from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
-from registry import errors
+from registry import errors, jsontext
 from registry.outbound import OutboundError, OutboundRefused
 from registry.services import card_fetcher
 
@@ -34,8 +35,10 @@ STATUS_BY_ERROR: dict[type[errors.RegistryError], int] = {
 
 
 def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> Response:
-    response = jsonify({"error": {"code": code, "message": message, "details": details or {}}})
-    response.status_code = status
+    """Needs no application context (the relay ingress answers outside Flask)."""
+    body = jsontext.dumps({"error": {"code": code, "message": message, "details": details or {}}},
+                          default=DefaultJSONProvider.default)  # rendered as `jsonify` renders it
+    response = Response(body, status=status, mimetype="application/json")
     if status == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="agentdex"'
     if status == 429 and details and "retryAfter" in details:
@@ -58,27 +61,34 @@ def translate_fetch_error(error: Exception) -> errors.RegistryError:
 
 
 def register_error_handlers(app: Flask) -> None:
-    @app.errorhandler(errors.RegistryError)
-    def _registry_error(error: errors.RegistryError) -> Response:
-        return error_response(_status(error), error.code, error.message, error.details)
+    app.errorhandler(errors.RegistryError)(registry_error_response)
 
     @app.errorhandler(card_fetcher.CardFetchError)
     @app.errorhandler(OutboundError)
     def _fetch_error(error: Exception) -> Response:
-        return _registry_error(translate_fetch_error(error))
+        return registry_error_response(translate_fetch_error(error))
 
     @app.errorhandler(HTTPException)
     def _http_error(error: HTTPException) -> Response:
-        code = (error.name or "error").lower().replace(" ", "_")
-        message = error.description or error.name
-        if error.code == 413:
-            code, message = "payload_too_large", f"the request body is over the limit of {app.config['MAX_CONTENT_LENGTH']} bytes"
-        return error_response(error.code or 500, code, message)
+        return http_error_response(error, app.config["MAX_CONTENT_LENGTH"])
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception) -> Response:
         log.exception("unhandled error")
         return error_response(500, "internal_error", "the registry failed unexpectedly; the error was logged")
+
+
+def registry_error_response(error: errors.RegistryError) -> Response:
+    return error_response(_status(error), error.code, error.message, error.details)
+
+
+def http_error_response(error: HTTPException, body_limit: int) -> Response:
+    """werkzeug's own errors (no route, wrong method, a body over `body_limit` bytes…) in the API's envelope."""
+    code = (error.name or "error").lower().replace(" ", "_")
+    message = error.description or error.name
+    if error.code == 413:
+        code, message = "payload_too_large", f"the request body is over the limit of {body_limit} bytes"
+    return error_response(error.code or 500, code, message)
 
 
 def _status(error: errors.RegistryError) -> int:

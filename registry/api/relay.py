@@ -7,19 +7,17 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 
+from registry.api import relay_ingress
 from registry.api.auth import requires
 from registry.api.relay_json import message_detail_json, message_json, subscription_json
 from registry.api.requests import current_actor, json_object, query_choice, query_int, refuse_unknown, string_field
-from registry.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
+from registry.errors import InvalidRequest
 from registry.models.relay import MESSAGE_STATES
-from registry.relay.ingress import Notification
 from registry.relay.subscriptions import SubscriptionRequest
 
 bp = Blueprint("relay", __name__, url_prefix="/v1/relay")
-ingress_bp = Blueprint("relay_ingress", __name__, url_prefix="/relay")
 
 CREATE_FIELDS = {"agentId", "taskId", "targetUrl", "targetToken", "targetAuthorization", "authMode"}
-TOKEN_HEADERS = ("X-A2A-Notification-Token", "A2A-Notification-Token")
 
 
 def _relay() -> Any:
@@ -28,8 +26,7 @@ def _relay() -> Any:
 
 def relay_url(sub_id: str) -> str:
     """What the client hands the agent. Behind a proxy, set AGENTDEX_PUBLIC_URL so it is the public one."""
-    base = current_app.extensions["agentdex"].settings.public_url or request.host_url.rstrip("/")
-    return f"{base}/relay/{sub_id}"
+    return relay_ingress.relay_url(current_app.extensions["agentdex"].settings.public_url or request.host_url, sub_id)
 
 
 def _subscription_response(row: Any, status: int = 200, token: str | None = None) -> Response:
@@ -133,46 +130,6 @@ def get_message(message_id: str) -> Response:
 @requires("relay")
 def replay_message(message_id: str) -> Response:
     return jsonify(message_detail_json(_relay().operations.replay(current_actor(), message_id)))
-
-
-# -- ingress ------------------------------------------------------------------------------
-
-@ingress_bp.post("/<sub_id>")
-def ingest(sub_id: str) -> Response:
-    body = _notification_body(_relay_settings().max_body_bytes)
-    bearer = _bearer(request.headers.get("Authorization"))
-    tokens = tuple(t for t in [*(request.headers.get(h) for h in TOKEN_HEADERS), bearer] if t)
-    accepted = _relay().ingress.accept(Notification(
-        sub_id, body, tokens, request.headers.get("Authorization"), lambda: relay_url(sub_id),
-    ))
-    response = jsonify({"id": accepted.message_id, "subscriptionId": accepted.subscription_id,
-                        "taskId": accepted.task_id, "kind": accepted.kind, "status": "accepted"})
-    response.status_code = 202
-    return response
-
-
-def _relay_settings() -> Any:
-    return current_app.extensions["agentdex"].settings.relay
-
-
-def _notification_body(limit: int) -> bytes:
-    mimetype = request.mimetype or ""
-    if mimetype != "application/json" and not mimetype.endswith("+json"):
-        raise UnsupportedMediaType(f"push notifications are JSON (Content-Type: application/json), not {mimetype or 'none'!r}")
-    if request.content_length is not None and request.content_length > limit:
-        raise PayloadTooLarge(f"the notification is {request.content_length} bytes; the limit is {limit}", {"limit": limit})
-    request.max_content_length = limit  # also bounds a chunked body while it is read
-    body = request.get_data(cache=False)
-    if not body:
-        raise InvalidRequest("the notification has no body")
-    return body
-
-
-def _bearer(authorization: str | None) -> str | None:
-    scheme, _, value = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    return value.strip() or None
 
 
 def _iso_time(raw: str) -> dt.datetime:

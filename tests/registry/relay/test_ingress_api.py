@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -95,6 +96,35 @@ def test_413_over_the_size_limit(client, sub, relay, services):
     response = push(client, sub, body)
     assert response.status_code == 413
     assert response.json["error"]["code"] == "payload_too_large"
+
+
+def test_413_for_a_chunked_body_that_grows_over_the_limit(client, sub, services):
+    """No Content-Length to refuse up front: the limit holds while the body is read (a body cut at
+    the limit is never taken for the whole notification)."""
+    limit = services.settings.relay.max_body_bytes
+    body = json.dumps({**status_update("task-1"), "pad": "x" * limit}).encode()
+    response = client.post(f"/relay/{sub['id']}", input_stream=io.BytesIO(body), content_type="application/json",
+                           headers={"X-A2A-Notification-Token": sub["relayToken"], "Transfer-Encoding": "chunked"},
+                           environ_overrides={"wsgi.input_terminated": True})
+    assert response.status_code == 413, response.json
+    assert response.json["error"] == {"code": "payload_too_large", "details": {"limit": limit},
+                                      "message": f"the notification is over the limit of {limit} bytes"}
+    assert _stored(services) == []
+
+
+def test_other_methods_and_paths_under_relay_get_the_error_envelope(client, sub):
+    read = client.get(f"/relay/{sub['id']}")
+    assert read.status_code == 405 and read.json["error"]["code"] == "method_not_allowed"
+    assert read.headers["Allow"] == "POST"
+    nested = client.post(f"/relay/{sub['id']}/more", json=status_update("task-1"),
+                         headers={"X-A2A-Notification-Token": sub["relayToken"]})
+    assert nested.status_code == 404 and nested.json["error"]["code"] == "not_found"
+
+
+def test_a_wrong_secret_is_told_how_to_authenticate(client, sub):
+    response = push(client, sub, status_update("task-1"), token="adxr_wrong")
+    assert response.headers["WWW-Authenticate"] == 'Bearer realm="agentdex"'
+    assert response.json["error"]["code"] == "unauthorized" and "X-A2A-Notification-Token" in response.json["error"]["message"]
 
 
 def test_415_when_not_json(client, sub):
