@@ -43,6 +43,7 @@ def serve(host: str, port: int, threads: int, jobs: bool) -> None:
     configure_logging()
     from waitress import serve as waitress_serve
 
+    from registry import heap
     from registry.app import create_app
     from registry.container import build_services
 
@@ -54,6 +55,7 @@ def serve(host: str, port: int, threads: int, jobs: bool) -> None:
         click.echo(f"First start: admin token (shown once, keep it safe):\n  {admin.token}")
     app = create_app(services=services)
     click.echo(f"Agentdex listening on http://{host}:{port} ({settings.database_url})")
+    heap.settle()
     worker = _start_jobs(services) if jobs else None
     try:
         waitress_serve(app, host=host, port=port, threads=threads, ident="agentdex")

@@ -36,6 +36,7 @@ def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int) -> 
     configure_logging()
     if niceness and hasattr(os, "nice"):
         os.nice(niceness)  # background work yields the CPU to interactive requests, never the reverse
+    from registry import heap
     from registry.container import build_services
     from registry.jobs.schedule import scheduled_jobs
     from registry.jobs.worker import Worker
@@ -45,6 +46,7 @@ def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int) -> 
     _prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
     jobs = [job for job in scheduled_jobs(services) if not names or job.name in names]
     runner = Worker(jobs, threads=settings.worker.threads)
+    heap.settle()
     try:
         if once:
             _print_reports(runner.run_once(), as_json)

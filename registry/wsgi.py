@@ -2,8 +2,10 @@
 `granian --interface wsgi --workers 2 registry.wsgi:app` or `gunicorn registry.wsgi:app`.
 The schema must be migrated first (`agentdex db upgrade`); web processes never run jobs."""
 
+from registry import heap
 from registry.app import create_app
 from registry.container import build_services
 from registry.settings import Settings
 
 app = create_app(services=build_services(Settings.from_env(), long_running=True))
+heap.settle()
