@@ -80,7 +80,8 @@ _TASK_NEXT = (
 
 
 def _insert(dialect: str) -> Any:
-    return insert(M).values(
+    # inline(): nothing is read back (a lone row's INSERT would otherwise end in RETURNING pk).
+    return insert(M).inline().values(
         id=bindparam("b_id"), subscription_pk=bindparam("b_sub"), task_key=bindparam("b_task"),
         seq=func.nextval(ORDER_SEQUENCE) if dialect == "postgresql" else _TASK_NEXT,
         kind=bindparam("b_kind"), body=bindparam("b_body"), jti=bindparam("b_jti"), received_at=bindparam("b_at"),
