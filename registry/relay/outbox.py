@@ -46,6 +46,7 @@ MAX_TARGETS = 10_000
 GONE_REASON = "the target answered 410 Gone; delivery is disabled until the owner enables it again"
 
 
+_LOG_ATTEMPTS = insert(RelayAttempt).inline()  # nothing is read back (a lone attempt would end in RETURNING id)
 _CLAIM = LEASE.claim_statement(where=(IS_ACTIVE,), then=(~EARLIER_PENDING,),
                                returning=(M.id, M.subscription_pk, M.body, M.attempts))
 
@@ -143,7 +144,7 @@ class RelayOutbox:
             ended = [(held[w["b_pk"]].subscription_pk, held[w["b_pk"]].task_key) for w in writes if w["b_state"] != "pending"]
             lock_tasks(conn, ended)  # only now: a replay of these tasks waits just for the promotion and commit
             promote(conn, ended, now)
-            conn.execute(insert(RelayAttempt), [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
+            conn.execute(_LOG_ATTEMPTS, [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
             gone = {held[o.pk].subscription_pk for o in kept if o.outcome == "gone"}
             if gone:
                 conn.execute(update(S).where(S.pk.in_(gone), S.status == "active")
