@@ -61,34 +61,28 @@ def translate_fetch_error(error: Exception) -> errors.RegistryError:
 
 
 def register_error_handlers(app: Flask) -> None:
-    app.errorhandler(errors.RegistryError)(registry_error_response)
-
-    @app.errorhandler(card_fetcher.CardFetchError)
-    @app.errorhandler(OutboundError)
-    def _fetch_error(error: Exception) -> Response:
-        return registry_error_response(translate_fetch_error(error))
-
-    @app.errorhandler(HTTPException)
-    def _http_error(error: HTTPException) -> Response:
-        return http_error_response(error, app.config["MAX_CONTENT_LENGTH"])
-
-    @app.errorhandler(Exception)
-    def _unexpected(error: Exception) -> Response:
-        log.exception("unhandled error")
-        return error_response(500, "internal_error", "the registry failed unexpectedly; the error was logged")
+    @app.errorhandler(Exception)  # werkzeug's HTTPExceptions included; Flask's routing redirects are not
+    def _any_error(error: Exception) -> Response:
+        return exception_response(error, app.config["MAX_CONTENT_LENGTH"])
 
 
-def registry_error_response(error: errors.RegistryError) -> Response:
-    return error_response(_status(error), error.code, error.message, error.details)
-
-
-def http_error_response(error: HTTPException, body_limit: int) -> Response:
-    """werkzeug's own errors (no route, wrong method, a body over `body_limit` bytes…) in the API's envelope."""
-    code = (error.name or "error").lower().replace(" ", "_")
-    message = error.description or error.name
-    if error.code == 413:
-        code, message = "payload_too_large", f"the request body is over the limit of {body_limit} bytes"
-    return error_response(error.code or 500, code, message)
+def exception_response(error: Exception, body_limit: int) -> Response:
+    """Any exception as the API answers it; `body_limit` is the request-body limit a 413 names."""
+    if isinstance(error, errors.RegistryError):
+        return error_response(_status(error), error.code, error.message, error.details)
+    if isinstance(error, (card_fetcher.CardFetchError, OutboundError)):
+        return exception_response(translate_fetch_error(error), body_limit)
+    if isinstance(error, HTTPException):
+        code = (error.name or "error").lower().replace(" ", "_")
+        message = error.description or error.name
+        if error.code == 413:
+            code, message = "payload_too_large", f"the request body is over the limit of {body_limit} bytes"
+        response = error_response(error.code or 500, code, message)
+        if error.code == 405:
+            response.headers.extend((name, value) for name, value in error.get_headers() if name.lower() == "allow")
+        return response
+    log.error("unhandled error", exc_info=error)
+    return error_response(500, "internal_error", "the registry failed unexpectedly; the error was logged")
 
 
 def _status(error: errors.RegistryError) -> int:

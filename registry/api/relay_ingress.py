@@ -10,19 +10,16 @@ request on. It speaks werkzeug's `Request`/`Response` and the API's error envelo
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from typing import Any
 
-from werkzeug.exceptions import HTTPException, MethodNotAllowed
+from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.wrappers import Request, Response
 
 from registry import errors, jsontext
-from registry.api.errors import error_response, http_error_response, registry_error_response
+from registry.api.errors import exception_response
 from registry.container import Services
 from registry.relay.ingress import Notification
-
-log = logging.getLogger(__name__)
 
 PREFIX = "/relay/"
 TOKEN_HEADERS = ("X-A2A-Notification-Token", "A2A-Notification-Token")
@@ -44,22 +41,13 @@ class RelayIngressEndpoint:
         sub_id = _subscription_id(environ)
         if sub_id is None:
             return self._next(environ, start_response)
-        if environ.get("REQUEST_METHOD") != "POST":
-            refused = MethodNotAllowed(["POST"])
-            response = http_error_response(refused, 0)
-            response.headers.extend(refused.get_headers())
-            return response(environ, start_response)
-        request = Request(environ)
         limit = self._services.settings.relay.max_body_bytes
         try:
-            response = self._ingest(request, sub_id, limit)
-        except errors.RegistryError as error:
-            response = registry_error_response(error)
-        except HTTPException as error:  # a chunked body over the limit, a client gone mid-body
-            response = http_error_response(error, limit)
-        except Exception:
-            log.exception("unhandled error")
-            response = error_response(500, "internal_error", "the registry failed unexpectedly; the error was logged")
+            if environ.get("REQUEST_METHOD") != "POST":
+                raise MethodNotAllowed(["POST"])
+            response = self._ingest(Request(environ), sub_id, limit)
+        except Exception as error:  # answered as the Flask app answers it
+            response = exception_response(error, limit)
         return response(environ, start_response)
 
     def _ingest(self, request: Request, sub_id: str, limit: int) -> Response:

@@ -145,6 +145,13 @@ def test_bad_bodies_get_4xx_never_500(client, auth, app):
     assert response.json["error"]["code"] == "payload_too_large"
 
 
+def test_a_wrong_method_is_405_naming_the_allowed_ones(client, auth):
+    response = client.delete("/v1/agents", headers=auth)
+    assert response.status_code == 405
+    assert response.json["error"]["code"] == "method_not_allowed"
+    assert set(response.headers["Allow"].split(", ")) >= {"GET", "POST"}
+
+
 def test_import_registers_many_and_reports_each_failure(client, auth, services):
     items = [{"card": make_card(f"Agent {i}", tags=["bulk"]), "cardUrl": f"https://a{i}.example/card.json"} for i in range(5)]
     items.append({"card": {"name": "broken"}, "cardUrl": "https://broken.example/card.json"})

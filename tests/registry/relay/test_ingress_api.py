@@ -121,6 +121,17 @@ def test_other_methods_and_paths_under_relay_get_the_error_envelope(client, sub)
     assert nested.status_code == 404 and nested.json["error"]["code"] == "not_found"
 
 
+def test_a_failure_inside_the_relay_is_a_500_in_the_envelope_and_logged(client, sub, relay, monkeypatch, caplog):
+    def broken(notification):
+        raise RuntimeError("the outbox is gone")
+
+    monkeypatch.setattr(relay.ingress, "accept", broken)  # an internal bug, which no real peer can cause
+    response = push(client, sub, status_update("task-1"))
+    assert response.status_code == 500
+    assert response.json["error"]["code"] == "internal_error"
+    assert "the outbox is gone" in caplog.text
+
+
 def test_a_wrong_secret_is_told_how_to_authenticate(client, sub):
     response = push(client, sub, status_update("task-1"), token="adxr_wrong")
     assert response.headers["WWW-Authenticate"] == 'Bearer realm="agentdex"'
