@@ -1,10 +1,10 @@
 """`POST /relay/{subscription_id}`: where agents push their notifications, served as plain WSGI.
 
 This is the one endpoint called at the rate of agents' task updates, and it does little: read the
-body, hand it to `RelayIngress.accept`, answer 202. Flask's request and application contexts, URL
-map, signals and response finalisation cost the web process about 0.35 ms per notification out of
-about 1 ms, so this endpoint sits in front of the Flask app (`app.wsgi_app`) and passes every other
-request on. It speaks werkzeug's `Request`/`Response` and the API's error envelope
+body, hand it to `RelayIngress.accept`, answer 202. As a Flask view it cost the web process 1.3 ms
+of CPU per notification, a quarter of it Flask's request and application contexts, URL map,
+signals and response finalisation; served here, 0.9–1.1 ms (bench/relay.py on PostgreSQL). So it
+sits in front of the Flask app (`app.wsgi_app`) and passes every other request on. It speaks werkzeug's `Request`/`Response` and the API's error envelope
 (`registry.api.errors`), so its answers are the ones a Flask view would give.
 """
 
