@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import Engine, Row, bindparam, insert, select, update
 
-from registry.db import single_statements, writer_lock
+from registry.db import queue_claims, writer_lock
 from registry.jobs.leases import LeaseColumns
 from registry.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.models.types import utcnow
@@ -106,7 +106,7 @@ class RelayOutbox:
                  lease_seconds: float, clock: Callable[[], dt.datetime] = utcnow,
                  rng: random.Random | None = None) -> None:
         self._engine = engine
-        self._autocommit = single_statements(engine)
+        self._claims = queue_claims(engine)
         self._writer = writer_lock(engine)
         self._poster = poster
         self._targets = Targets(engine, box)
@@ -115,6 +115,10 @@ class RelayOutbox:
         self._clock = clock
         self._rng = rng or random.Random()
 
+    def close(self) -> None:
+        if self._claims is not self._engine:
+            self._claims.dispose()
+
     def claim(self, owner: str, limit: int) -> list[DueDelivery]:
         params = LEASE.claim_params(owner, self._clock(), self._lease_seconds, limit)
         if self._engine.dialect.name == "sqlite":
@@ -122,8 +126,8 @@ class RelayOutbox:
             # rather than in SQLite's busy handler, which sleeps 1, 2, 5, 10... ms between tries.
             with self._writer.hold(), self._engine.begin() as conn:
                 rows = conn.execute(_CLAIM, params).all()
-        else:  # one statement: no BEGIN and COMMIT round trips
-            with self._autocommit.connect() as conn:
+        else:  # one statement in autocommit: no BEGIN and COMMIT round trips
+            with self._claims.connect() as conn:
                 rows = conn.execute(_CLAIM, params).all()
         targets = self._targets.get({row.subscription_pk for row in rows})
         return [self._due(row, targets[row.subscription_pk]) for row in rows]

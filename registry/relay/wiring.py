@@ -46,6 +46,7 @@ class RelayServices:
         return RelayDeliveryJob(relay.tick, self.outbox, self.wakeup, batch=relay.batch, watcher=self.watcher)
 
     def close(self) -> None:
+        self.outbox.close()
         self.http.close()
 
 

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import text
 
 from registry.container import build_services
-from registry.db import WalCheckpointer, WriterLock, make_engine, writer_lock
+from registry.db import WalCheckpointer, WriterLock, make_engine, queue_claims, writer_lock
 from registry.migrate import upgrade
 from registry.models import Agent
 from registry.settings import Settings
@@ -293,3 +293,22 @@ def test_long_running_services_on_postgresql_run_no_checkpointer(settings: Setti
         assert _checkpointer_threads() == before
     finally:
         services.close()
+
+
+# -- queue_claims -----------------------------------------------------------------------------
+
+
+def test_queue_claims_plan_no_bitmap_scans_on_postgresql_and_leave_the_main_engine_alone(database_url: str):
+    engine = make_engine(database_url)
+    claims = queue_claims(engine)
+    try:
+        if not database_url.startswith("postgresql"):
+            assert claims is engine  # SQLite has no bitmap scans, and one writer
+            return
+        with claims.connect() as conn:
+            assert conn.exec_driver_sql("SHOW enable_bitmapscan").scalar() == "off"
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("SHOW enable_bitmapscan").scalar() == "on"  # search needs them (GIN)
+    finally:
+        claims.dispose()
+        engine.dispose()
