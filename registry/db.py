@@ -193,7 +193,8 @@ def queue_claims(engine: Engine) -> Engine:
     dead entry it meets, and later claims step over it; a bitmap scan reads every one from the heap
     again on every claim. The planner picks either by the statistics of the moment: under
     bench/relay.py on PostgreSQL, of 472 claims slower than 0.3 ms 258 ran the bitmap plan (median
-    0.97 ms, 270 buffers) and 214 the index scan (0.49 ms, 129 buffers). Dispose of it with `engine`.
+    0.97 ms, 270 buffers) and 214 the index scan (0.49 ms, 129 buffers). Its pool is its own: the
+    caller disposes of it.
     """
     if engine.dialect.name != "postgresql":
         return engine
