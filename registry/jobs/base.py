@@ -9,12 +9,13 @@ short transaction, but only for rows whose lease they still hold.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from typing import Generic, Protocol, TypeVar
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from typing import Any, Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -70,13 +71,56 @@ class LeasedWork(Protocol[Item, Outcome]):
         ...
 
 
+class WorkNews(Protocol):
+    """Announcements that new work may be due (e.g. the relay's wake-ups)."""
+
+    def listening(self, callback: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
+        """Call `callback` on every announcement while the context is open."""
+        ...
+
+    def take(self) -> bool:
+        """Clear the announcements so far; True if there was one."""
+        ...
+
+
+class _Progress:
+    """What a run waits for: an item finished, or new work was announced."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._finished: list[Future[Any]] = []
+        self._announced = False
+
+    def finish(self, future: Future[Any]) -> None:
+        with self._cond:
+            self._finished.append(future)
+            self._cond.notify()
+
+    def announce(self) -> None:
+        with self._cond:
+            self._announced = True
+            self._cond.notify()
+
+    def wait(self) -> tuple[list[Future[Any]], bool]:
+        """The items finished since the last call (waiting for one or an announcement)."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._finished or self._announced)
+            finished, self._finished = self._finished, []
+            announced, self._announced = self._announced, False
+        return finished, announced
+
+
 class LeasedJob(Generic[Item, Outcome]):
     """A job that drains a `LeasedWork` queue through the worker's pool.
 
-    At most 2 x `batch` items are in flight: the pool always has a batch queued while this
-    thread writes the last one, and an item waits in the pool for about one item's duration, far
-    less than its lease (minutes). Outcomes are written `batch` at a time. The run ends when
-    nothing is due, or after a stop request once the items already claimed are recorded.
+    The run claims `batch` items, hands each to the pool, and claims again as items finish (and,
+    given `WorkNews`, as soon as new work is announced), so one slow item (a target that takes its
+    whole timeout) never holds up the others. Outcomes are written on a recorder thread of the
+    job's own while claiming goes on: whatever finished while it wrote the last batch is the next
+    batch. At most `batch` items are claimed and not yet recorded when a claim is made, so at most
+    2 x `batch` in all, each waiting in the pool about one item's duration, far less than its
+    lease (minutes). The run ends when nothing is due and all is recorded, or after a stop request
+    once the items already claimed are recorded.
     """
 
     def __init__(self, name: str, every: float, work: LeasedWork[Item, Outcome], batch: int = 32) -> None:
@@ -84,32 +128,65 @@ class LeasedJob(Generic[Item, Outcome]):
         self.every = every
         self._work = work
         self._batch = max(1, batch)
+        self._recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"agentdex-{name}-record")
 
-    def run(self, ctx: JobContext) -> JobReport:
+    def run(self, ctx: JobContext, news: WorkNews | None = None) -> JobReport:
+        """`news`, when given, announces work that became due during the run: it is claimed at
+        once, beside the items in flight, instead of after they are all recorded."""
         report = JobReport(self.name)
-        in_flight: set[Future[Outcome]] = set()
-        outcomes: list[Outcome] = []
-        exhausted = False
-        while True:
-            if not exhausted and len(in_flight) <= self._batch and not ctx.stopping.is_set():
-                exhausted = not self._claim_more(ctx, in_flight, report)
-            if not in_flight:
-                break
-            finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
-            outcomes.extend(self._collect(finished, report))
-            if len(outcomes) >= self._batch or not in_flight:
-                self._record(ctx.owner, outcomes, report)
-                outcomes = []
-        self._record(ctx.owner, outcomes, report)
+        progress = _Progress()
+        with news.listening(progress.announce) if news is not None else contextlib.nullcontext():
+            self._drive(ctx, news, progress, report)
         return report
 
-    def _claim_more(self, ctx: JobContext, in_flight: set[Future[Outcome]], report: JobReport) -> bool:
+    def _drive(self, ctx: JobContext, news: WorkNews | None, progress: _Progress, report: JobReport) -> None:
+        in_flight: set[Future[Any]] = set()
+        outcomes: list[Outcome] = []
+        recording: tuple[Future[int], int] | None = None  # the batch being written, and its size
+        exhausted = False
+        while True:
+            unrecorded = len(in_flight) + len(outcomes) + (recording[1] if recording else 0)
+            if not exhausted and unrecorded <= self._batch and not ctx.stopping.is_set():
+                if news is not None:
+                    news.take()  # what it announced so far is committed: this claim sees it
+                exhausted = not self._claim_more(ctx, in_flight, report, progress)
+            if recording is None and outcomes:
+                recording, outcomes = (self._record_behind(ctx.owner, outcomes, progress), len(outcomes)), []
+            if not in_flight and recording is None:
+                return
+            finished, announced = progress.wait()
+            exhausted = exhausted and not announced
+            if recording is not None and recording[0] in finished:
+                finished.remove(recording[0])
+                self._count(recording, report)
+                recording = None
+            in_flight.difference_update(finished)
+            outcomes.extend(self._collect(finished, report))
+
+    def _record_behind(self, owner: str, outcomes: list[Outcome], progress: _Progress) -> Future[int]:
+        """Write `outcomes` on the recorder thread while this one goes on claiming; whatever
+        finishes meanwhile is written by the next call, so batches grow with the load."""
+        future = self._recorder.submit(self._work.record, owner, outcomes)
+        future.add_done_callback(progress.finish)
+        return future
+
+    @staticmethod
+    def _count(recording: tuple[Future[int], int], report: JobReport) -> None:
+        future, sent = recording
+        written = future.result()
+        report.recorded += written
+        report.lost += sent - written
+
+    def _claim_more(self, ctx: JobContext, in_flight: set[Future[Outcome]], report: JobReport, progress: _Progress) -> bool:
         items = self._work.claim(ctx.owner, self._batch)
         report.claimed += len(items)
-        in_flight.update(ctx.executor.submit(self._work.perform, item) for item in items)
+        for item in items:
+            future = ctx.executor.submit(self._work.perform, item)
+            in_flight.add(future)
+            future.add_done_callback(progress.finish)
         return bool(items)
 
-    def _collect(self, finished: set[Future[Outcome]], report: JobReport) -> list[Outcome]:
+    def _collect(self, finished: list[Future[Outcome]], report: JobReport) -> list[Outcome]:
         outcomes = []
         for future in finished:
             try:
@@ -118,13 +195,6 @@ class LeasedJob(Generic[Item, Outcome]):
                 log.exception("%s: an item failed unexpectedly; it is retried when its lease expires", self.name)
                 report.failed += 1
         return outcomes
-
-    def _record(self, owner: str, outcomes: list[Outcome], report: JobReport) -> None:
-        if not outcomes:
-            return
-        written = self._work.record(owner, outcomes)
-        report.recorded += written
-        report.lost += len(outcomes) - written
 
 
 class PeriodicJob:

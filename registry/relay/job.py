@@ -47,7 +47,7 @@ class RelayDeliveryJob:
         total = JobReport(self.name)
         with self._drain_lock:
             for _ in range(MAX_PASSES):
-                report = self._leased.run(ctx)
+                report = self._leased.run(ctx, news=self._wakeup)
                 for field in ("claimed", "recorded", "failed", "lost"):
                     setattr(total, field, getattr(total, field) + getattr(report, field))
                 if not report.recorded or ctx.stopping.is_set():

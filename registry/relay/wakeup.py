@@ -12,10 +12,11 @@ at its next tick, and a lost wake-up costs at most one tick. Three sources:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlalchemy import Engine
@@ -27,20 +28,41 @@ IDLE_FACTOR = 10
 
 
 class RelayWakeup:
-    """A flag a notifier sets and the delivery job waits on."""
+    """A flag a notifier sets and the delivery job waits on; a drain in progress may also listen
+    (`registry.jobs.base.WorkNews`) to claim what is announced beside the deliveries in flight."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._listeners: tuple[Callable[[], None], ...] = ()
+        self._lock = threading.Lock()
 
     def notify(self) -> None:
         self._event.set()
+        for listener in self._listeners:
+            listener()
 
     def wait(self, timeout: float) -> bool:
         """True when notified (the flag is then cleared: messages committed before are due)."""
         if not self._event.wait(timeout):
             return False
-        self._event.clear()
+        self.take()
         return True
+
+    def take(self) -> bool:
+        """Clear the flag; True if it was set."""
+        was_set = self._event.is_set()
+        self._event.clear()
+        return was_set
+
+    @contextlib.contextmanager
+    def listening(self, callback: Callable[[], None]) -> Iterator[None]:
+        with self._lock:
+            self._listeners += (callback,)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._listeners = tuple(listener for listener in self._listeners if listener is not callback)
 
 
 class ChangeWatcher:

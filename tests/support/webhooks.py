@@ -69,6 +69,11 @@ class WebhookReceiver:
                                      f"({len(self.received)} requests)")
             return list(self.received)
 
+    @property
+    def released(self) -> bool:
+        """True once `close()` let go of the requests it held ("hang")."""
+        return self._release.is_set()
+
     def distinct_ids(self) -> set[str]:
         with self._cond:
             return {r.webhook_id for r in self.received}

@@ -15,6 +15,8 @@ from registry.relay.job import RelayDeliveryJob
 from registry.settings import RelaySettings
 from tests.registry.relay.conftest import push, status_update, subscribe
 from tests.support.jobs import run_job
+from tests.support.waiting import wait_for
+from tests.support.webhooks import WebhookReceiver
 
 SLOW_TICK = 3600.0  # no tick comes during a test: only a wake-up can deliver
 
@@ -63,6 +65,28 @@ def test_a_notification_committed_by_another_process_wakes_the_worker(services, 
         assert receiver.wait_for(1, timeout=5)[0].webhook_id == message_id
     finally:
         runner.stop()
+
+
+def test_a_target_that_hangs_holds_up_no_other_delivery(services, client, relay_auth, push_agent, sub, receiver):
+    hanging = WebhookReceiver()
+    hanging.script.append("hang")  # answers nothing until closed (the relay's timeout is 2 s)
+    slow_sub = subscribe(client, relay_auth, push_agent, hanging.url)
+    runner = _started(services)
+    try:
+        push(client, slow_sub, status_update("slow"))
+        hanging.wait_for(1, timeout=5)
+        message_id = push(client, sub, status_update("fast")).json["id"]
+        assert receiver.wait_for(1, timeout=1.0)[0].webhook_id == message_id
+        # and recorded at once, not after the hanging delivery ends: the next message of its task is due
+        assert wait_for(lambda: _state(client, relay_auth, message_id) == "delivered", 1.0)
+        assert len(hanging.received) == 1 and not hanging.released
+    finally:
+        hanging.close()
+        runner.stop()
+
+
+def _state(client, relay_auth, message_id: str) -> str:  # type: ignore[no-untyped-def]
+    return str(client.get(f"/v1/relay/messages/{message_id}", headers=relay_auth).json["state"])
 
 
 def test_two_workers_never_deliver_a_message_twice(relay, client, relay_auth, push_agent, receiver):
