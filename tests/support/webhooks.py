@@ -98,7 +98,11 @@ class WebhookReceiver:
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                if len(body) < length:  # the sender died mid-request (a killed worker): nothing arrived
+                    self.close_connection = True
+                    return
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 answer = receiver._answer(Received(self.path, headers, body))
                 if answer == "hang":
