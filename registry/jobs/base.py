@@ -101,6 +101,10 @@ class _Progress:
             self._announced = True
             self._cond.notify()
 
+    def forget_announcements(self) -> None:
+        with self._cond:
+            self._announced = False
+
     def wait(self) -> tuple[list[Future[Any]], bool]:
         """The items finished since the last call (waiting for one or an announcement)."""
         with self._cond:
@@ -147,8 +151,9 @@ class LeasedJob(Generic[Item, Outcome]):
         while True:
             unrecorded = len(in_flight) + len(outcomes) + (recording[1] if recording else 0)
             if not exhausted and unrecorded <= self._batch and not ctx.stopping.is_set():
-                if news is not None:
-                    news.take()  # what it announced so far is committed: this claim sees it
+                if news is not None:  # what was announced so far is committed: this claim sees it
+                    news.take()
+                    progress.forget_announcements()
                 exhausted = not self._claim_more(ctx, in_flight, report, progress)
             if recording is None and outcomes:
                 recording, outcomes = (self._record_behind(ctx.owner, outcomes, progress), len(outcomes)), []
