@@ -164,7 +164,7 @@ class LeasedJob(Generic[Item, Outcome]):
             if recording is not None and recording[0] in finished:
                 finished.remove(recording[0])
                 self._count(recording, report)
-                recording, exhausted = None, False  # what it wrote may have made more items due
+                recording = None
             in_flight.difference_update(finished)
             outcomes.extend(self._collect(finished, report))
 

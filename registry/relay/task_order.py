@@ -106,12 +106,11 @@ def lock_tasks(conn: Connection, tasks: Iterable[TaskKey]) -> None:
         conn.execute(_LOCK, {"keys": keys})
 
 
-def promote(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> None:
+def promote(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> int:
     """Make the head of each task due, if it was waiting: now, or when the back-off it had before it was
-    made to wait ends (the caller holds the tasks' locks)."""
+    made to wait ends (the caller holds the tasks' locks). Returns how many were waiting."""
     params = [{"b_sub": sub, "b_task": task, "b_now": now} for sub, task in sorted(set(tasks))]
-    if params:
-        conn.execute(_PROMOTE, params)
+    return conn.execute(_PROMOTE, params).rowcount if params else 0
 
 
 def reorder(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> None:

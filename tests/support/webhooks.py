@@ -107,6 +107,7 @@ class WebhookReceiver:
                 answer = receiver._answer(Received(self.path, headers, body))
                 if answer == "hang":
                     receiver._release.wait(30)
+                    self.close_connection = True  # closed unanswered: the sender sees it at once
                     return
                 status, extra, payload = answer  # type: ignore[misc]
                 self.send_response(status)

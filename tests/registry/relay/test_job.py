@@ -75,10 +75,11 @@ def test_a_target_that_hangs_holds_up_no_other_delivery(services, client, relay_
     try:
         push(client, slow_sub, status_update("slow"))
         hanging.wait_for(1, timeout=5)
-        message_id = push(client, sub, status_update("fast")).json["id"]
-        assert receiver.wait_for(1, timeout=1.0)[0].webhook_id == message_id
-        # and recorded at once, not after the hanging delivery ends: the next message of its task is due
-        assert wait_for(lambda: _state(client, relay_auth, message_id) == "delivered", 1.0)
+        first, second = (push(client, sub, status_update("fast")).json["id"] for _ in range(2))
+        # The second waits for the first (in order per task): the first is recorded at once, not
+        # when the hanging delivery ends, and that makes the second due and delivered at once too.
+        assert [r.webhook_id for r in receiver.wait_for(2, timeout=1.5)] == [first, second]
+        assert wait_for(lambda: _state(client, relay_auth, second) == "delivered", 1.0)
         assert len(hanging.received) == 1 and not hanging.released
     finally:
         hanging.close()
