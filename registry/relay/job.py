@@ -1,10 +1,12 @@
 """The `relay-delivery` job: drains the outbox on every tick, and at once when woken.
 
 A tick of the worker (`AGENTDEX_RELAY_TICK`) runs passes of a `LeasedJob` over `RelayOutbox`
-until a pass delivers nothing: each delivery may unblock the next message of its task, which
-the next pass claims. The first run in a worker also starts a dispatcher thread that waits for
-wake-ups (`registry.relay.wakeup`) and drains as soon as a notification is committed; the
-database's leases still decide who delivers what, so any number of workers may do this.
+until a pass delivers nothing. The first run in a worker also starts a dispatcher thread that
+waits for wake-ups (`registry.relay.wakeup`) and drains as soon as a notification is committed.
+A pass listens to the wake-ups too: a notification committed while others are out for delivery
+is claimed at once, beside them, and so is the next message of a task that a record made due
+(the outbox announces it), so a target that hangs delays only its own task. The database's
+leases still decide who delivers what, so any number of workers may do this.
 """
 
 from __future__ import annotations
