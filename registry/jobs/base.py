@@ -13,11 +13,13 @@ import contextlib
 import dataclasses
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
+RECORD_LINGER = 0.05  # seconds an outcome may wait for others to be written with it
 
 Item = TypeVar("Item")
 Outcome = TypeVar("Outcome")
@@ -105,10 +107,10 @@ class _Progress:
         with self._cond:
             self._announced = False
 
-    def wait(self) -> tuple[list[Future[Any]], bool]:
-        """The items finished since the last call (waiting for one or an announcement)."""
+    def wait(self, timeout: float | None) -> tuple[list[Future[Any]], bool]:
+        """The items finished since the last call (waiting for one, an announcement or `timeout`)."""
         with self._cond:
-            self._cond.wait_for(lambda: self._finished or self._announced)
+            self._cond.wait_for(lambda: self._finished or self._announced, timeout)
             finished, self._finished = self._finished, []
             announced, self._announced = self._announced, False
         return finished, announced
@@ -120,18 +122,22 @@ class LeasedJob(Generic[Item, Outcome]):
     The run claims `batch` items, hands each to the pool, and claims again as items finish (and,
     given `WorkNews`, as soon as new work is announced), so one slow item (a target that takes its
     whole timeout) never holds up the others. Outcomes are written on a recorder thread of the
-    job's own while claiming goes on: whatever finished while it wrote the last batch is the next
-    batch. At most `batch` items are claimed and not yet recorded when a claim is made, so at most
+    job's own while claiming goes on, once they fill a batch, nothing else is in flight, or the
+    first has waited `linger` (so a hanging item delays no record, and a busy queue is still
+    written in batches: each record costs several round trips whatever its size). At most `batch` items are claimed and not yet recorded when a claim is made, so at most
     2 x `batch` in all, each waiting in the pool about one item's duration, far less than its
     lease (minutes). The run ends when nothing is due and all is recorded, or after a stop request
     once the items already claimed are recorded.
     """
 
-    def __init__(self, name: str, every: float, work: LeasedWork[Item, Outcome], batch: int = 32) -> None:
+    def __init__(self, name: str, every: float, work: LeasedWork[Item, Outcome], batch: int = 32,
+                 linger: float = RECORD_LINGER, monotonic: Callable[[], float] = time.monotonic) -> None:
         self.name = name
         self.every = every
         self._work = work
         self._batch = max(1, batch)
+        self._linger = linger
+        self._monotonic = monotonic
         self._recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"agentdex-{name}-record")
 
     def run(self, ctx: JobContext, news: WorkNews | None = None) -> JobReport:
@@ -146,6 +152,7 @@ class LeasedJob(Generic[Item, Outcome]):
     def _drive(self, ctx: JobContext, news: WorkNews | None, progress: _Progress, report: JobReport) -> None:
         in_flight: set[Future[Any]] = set()
         outcomes: list[Outcome] = []
+        first_outcome_at = 0.0
         recording: tuple[Future[int], int] | None = None  # the batch being written, and its size
         exhausted = False
         while True:
@@ -155,18 +162,31 @@ class LeasedJob(Generic[Item, Outcome]):
                     news.take()
                     progress.forget_announcements()
                 exhausted = not self._claim_more(ctx, in_flight, report, progress)
-            if recording is None and outcomes:
+            wait = self._until_recorded(outcomes, in_flight, first_outcome_at)
+            if recording is None and wait == 0:
                 recording, outcomes = (self._record_behind(ctx.owner, outcomes, progress), len(outcomes)), []
             if not in_flight and recording is None:
                 return
-            finished, announced = progress.wait()
+            finished, announced = progress.wait(wait if recording is None else None)
             exhausted = exhausted and not announced
             if recording is not None and recording[0] in finished:
                 finished.remove(recording[0])
                 self._count(recording, report)
                 recording = None
             in_flight.difference_update(finished)
+            if finished and not outcomes:
+                first_outcome_at = self._monotonic()
             outcomes.extend(self._collect(finished, report))
+
+    def _until_recorded(self, outcomes: list[Outcome], in_flight: set[Future[Any]], first_outcome_at: float) -> float | None:
+        """Seconds until `outcomes` are due to be written: 0 once they fill a batch, nothing else is
+        in flight, or the first has waited `linger` (what a record frees may be the next item of a
+        sequence); None when there is nothing to write."""
+        if not outcomes:
+            return None
+        if len(outcomes) >= self._batch or not in_flight:
+            return 0.0
+        return max(0.0, first_outcome_at + self._linger - self._monotonic())
 
     def _record_behind(self, owner: str, outcomes: list[Outcome], progress: _Progress) -> Future[int]:
         """Write `outcomes` on the recorder thread while this one goes on claiming; whatever
