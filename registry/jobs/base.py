@@ -15,11 +15,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from typing import Any, Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
-RECORD_LINGER = 0.05  # seconds an outcome may wait for others to be written with it
+STRAGGLER_AFTER = 0.5  # seconds out after which an item no longer holds its pass (see LeasedJob)
 
 Item = TypeVar("Item")
 Outcome = TypeVar("Outcome")
@@ -117,32 +117,30 @@ class _Progress:
 
 
 class LeasedJob(Generic[Item, Outcome]):
-    """A job that drains a `LeasedWork` queue through the worker's pool.
+    """A job that drains a `LeasedWork` queue through the worker's pool, in passes.
 
-    The run claims `batch` items, hands each to the pool, and claims again as items finish (and,
-    given `WorkNews`, as soon as new work is announced), so one slow item (a target that takes its
-    whole timeout) never holds up the others. Outcomes are written on a recorder thread of the
-    job's own while claiming goes on, once they fill a batch, nothing else is in flight, or the
-    first has waited `linger` (so a hanging item delays no record, and a busy queue is still
-    written in batches: each record costs several round trips whatever its size). At most `batch` items are claimed and not yet recorded when a claim is made, so at most
-    2 x `batch` in all, each waiting in the pool about one item's duration, far less than its
-    lease (minutes). The run ends when nothing is due and all is recorded, or after a stop request
-    once the items already claimed are recorded.
+    A pass claims what is due (`batch` at a time, claiming again as items finish until a claim
+    finds nothing), waits for its items and writes their outcomes in one short transaction: under
+    load a pass carries many items and its writes are shared. At most 2 x `batch` items are in
+    flight, each waiting in the pool about one item's duration, far less than its lease (minutes).
+
+    An item still out `straggle` seconds after it was claimed (a target that takes its whole
+    timeout) no longer holds its pass: the pass ends without it, and the next begins, while it
+    runs on and its outcome is written with a later pass. While only such items are out, work that
+    `WorkNews` announces is claimed at once. The run ends when nothing is due and every outcome
+    is written, or after a stop request once the items already claimed are written.
     """
 
     def __init__(self, name: str, every: float, work: LeasedWork[Item, Outcome], batch: int = 32,
-                 linger: float = RECORD_LINGER, monotonic: Callable[[], float] = time.monotonic) -> None:
+                 straggle: float = STRAGGLER_AFTER, monotonic: Callable[[], float] = time.monotonic) -> None:
         self.name = name
         self.every = every
         self._work = work
         self._batch = max(1, batch)
-        self._linger = linger
+        self._straggle = straggle
         self._monotonic = monotonic
-        self._recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"agentdex-{name}-record")
 
     def run(self, ctx: JobContext, news: WorkNews | None = None) -> JobReport:
-        """`news`, when given, announces work that became due during the run: it is claimed at
-        once, beside the items in flight, instead of after they are all recorded."""
         report = JobReport(self.name)
         progress = _Progress()
         with news.listening(progress.announce) if news is not None else contextlib.nullcontext():
@@ -150,64 +148,45 @@ class LeasedJob(Generic[Item, Outcome]):
         return report
 
     def _drive(self, ctx: JobContext, news: WorkNews | None, progress: _Progress, report: JobReport) -> None:
-        in_flight: set[Future[Any]] = set()
+        in_flight: dict[Future[Outcome], float] = {}  # → when it was claimed
         outcomes: list[Outcome] = []
-        first_outcome_at = 0.0
-        recording: tuple[Future[int], int] | None = None  # the batch being written, and its size
-        exhausted = False
+        exhausted = in_pass = False
         while True:
-            unrecorded = len(in_flight) + len(outcomes) + (recording[1] if recording else 0)
-            if not exhausted and unrecorded <= self._batch and not ctx.stopping.is_set():
+            if not exhausted and len(in_flight) <= self._batch and not ctx.stopping.is_set():
                 if news is not None:  # what was announced so far is committed: this claim sees it
                     news.take()
                     progress.forget_announcements()
                 exhausted = not self._claim_more(ctx, in_flight, report, progress)
-            wait = self._until_recorded(outcomes, in_flight, first_outcome_at)
-            if recording is None and wait == 0:
-                recording, outcomes = (self._record_behind(ctx.owner, outcomes, progress), len(outcomes)), []
-            if not in_flight and recording is None:
+                in_pass = in_pass or not exhausted
+            pass_over = self._pass_ends_in(in_flight) == 0
+            if outcomes and (pass_over or len(outcomes) >= self._batch):
+                self._record(ctx.owner, outcomes, report)
+                outcomes = []
+            if pass_over and in_pass:  # the next pass: what the record made due, and what came meanwhile
+                exhausted = in_pass = False
+                continue
+            if not in_flight:
                 return
-            finished, announced = progress.wait(wait if recording is None else None)
-            exhausted = exhausted and not announced
-            if recording is not None and recording[0] in finished:
-                finished.remove(recording[0])
-                self._count(recording, report)
-                recording = None
-            in_flight.difference_update(finished)
-            if finished and not outcomes:
-                first_outcome_at = self._monotonic()
+            finished, announced = progress.wait(None if pass_over else self._pass_ends_in(in_flight))
+            exhausted = exhausted and not (announced and pass_over)
+            for future in finished:
+                del in_flight[future]
             outcomes.extend(self._collect(finished, report))
 
-    def _until_recorded(self, outcomes: list[Outcome], in_flight: set[Future[Any]], first_outcome_at: float) -> float | None:
-        """Seconds until `outcomes` are due to be written: 0 once they fill a batch, nothing else is
-        in flight, or the first has waited `linger` (what a record frees may be the next item of a
-        sequence); None when there is nothing to write."""
-        if not outcomes:
-            return None
-        if len(outcomes) >= self._batch or not in_flight:
+    def _pass_ends_in(self, in_flight: dict[Future[Outcome], float]) -> float:
+        """Seconds until every item out is a straggler (0: the pass is over)."""
+        if not in_flight:
             return 0.0
-        return max(0.0, first_outcome_at + self._linger - self._monotonic())
+        return max(0.0, max(in_flight.values()) + self._straggle - self._monotonic())
 
-    def _record_behind(self, owner: str, outcomes: list[Outcome], progress: _Progress) -> Future[int]:
-        """Write `outcomes` on the recorder thread while this one goes on claiming; whatever
-        finishes meanwhile is written by the next call, so batches grow with the load."""
-        future = self._recorder.submit(self._work.record, owner, outcomes)
-        future.add_done_callback(progress.finish)
-        return future
-
-    @staticmethod
-    def _count(recording: tuple[Future[int], int], report: JobReport) -> None:
-        future, sent = recording
-        written = future.result()
-        report.recorded += written
-        report.lost += sent - written
-
-    def _claim_more(self, ctx: JobContext, in_flight: set[Future[Outcome]], report: JobReport, progress: _Progress) -> bool:
+    def _claim_more(self, ctx: JobContext, in_flight: dict[Future[Outcome], float], report: JobReport,
+                    progress: _Progress) -> bool:
         items = self._work.claim(ctx.owner, self._batch)
         report.claimed += len(items)
+        now = self._monotonic()
         for item in items:
             future = ctx.executor.submit(self._work.perform, item)
-            in_flight.add(future)
+            in_flight[future] = now
             future.add_done_callback(progress.finish)
         return bool(items)
 
@@ -220,6 +199,11 @@ class LeasedJob(Generic[Item, Outcome]):
                 log.exception("%s: an item failed unexpectedly; it is retried when its lease expires", self.name)
                 report.failed += 1
         return outcomes
+
+    def _record(self, owner: str, outcomes: list[Outcome], report: JobReport) -> None:
+        written = self._work.record(owner, outcomes)
+        report.recorded += written
+        report.lost += len(outcomes) - written
 
 
 class PeriodicJob:

@@ -3,10 +3,10 @@
 A tick of the worker (`AGENTDEX_RELAY_TICK`) runs passes of a `LeasedJob` over `RelayOutbox`
 until a pass delivers nothing. The first run in a worker also starts a dispatcher thread that
 waits for wake-ups (`registry.relay.wakeup`) and drains as soon as a notification is committed.
-A pass listens to the wake-ups too: a notification committed while others are out for delivery
-is claimed at once, beside them, and so is the next message of a task that a record made due
-(the outbox announces it), so a target that hangs delays only its own task. The database's
-leases still decide who delivers what, so any number of workers may do this.
+A delivery still out after `registry.jobs.base.STRAGGLER_AFTER` (a target that takes its whole
+timeout) no longer holds its pass, and while only such deliveries are out, a wake-up is claimed
+at once: a target that hangs delays the others by half a second, not by its timeout. The
+database's leases still decide who delivers what, so any number of workers may do this.
 """
 
 from __future__ import annotations

@@ -104,9 +104,8 @@ class Targets:
 class RelayOutbox:
     def __init__(self, engine: Engine, poster: WebhookPoster, box: SecretBox, policy: RetryPolicy, *,
                  lease_seconds: float, clock: Callable[[], dt.datetime] = utcnow,
-                 rng: random.Random | None = None, on_promoted: Callable[[], None] = lambda: None) -> None:
+                 rng: random.Random | None = None) -> None:
         self._engine = engine
-        self._on_promoted = on_promoted  # after a record made the next message of a task due
         self._claims = queue_claims(engine)
         self._writer = writer_lock(engine)
         self._poster = poster
@@ -148,14 +147,12 @@ class RelayOutbox:
             conn.execute(_WRITE, writes)
             ended = [(held[w["b_pk"]].subscription_pk, held[w["b_pk"]].task_key) for w in writes if w["b_state"] != "pending"]
             lock_tasks(conn, ended)  # only now: a replay of these tasks waits just for the promotion and commit
-            promoted = promote(conn, ended, now)
+            promote(conn, ended, now)
             conn.execute(_LOG_ATTEMPTS, [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
             gone = {held[o.pk].subscription_pk for o in kept if o.outcome == "gone"}
             if gone:
                 conn.execute(update(S).where(S.pk.in_(gone), S.status == "active")
                              .values(status="disabled", status_reason=GONE_REASON, updated_at=now))
-        if promoted:
-            self._on_promoted()
         return len(kept)
 
     # -- internals ------------------------------------------------------------------------

@@ -106,11 +106,12 @@ def lock_tasks(conn: Connection, tasks: Iterable[TaskKey]) -> None:
         conn.execute(_LOCK, {"keys": keys})
 
 
-def promote(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> int:
+def promote(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> None:
     """Make the head of each task due, if it was waiting: now, or when the back-off it had before it was
-    made to wait ends (the caller holds the tasks' locks). Returns how many were waiting."""
+    made to wait ends (the caller holds the tasks' locks)."""
     params = [{"b_sub": sub, "b_task": task, "b_now": now} for sub, task in sorted(set(tasks))]
-    return conn.execute(_PROMOTE, params).rowcount if params else 0
+    if params:
+        conn.execute(_PROMOTE, params)
 
 
 def reorder(conn: Connection, tasks: Iterable[TaskKey], now: dt.datetime) -> None:

@@ -84,8 +84,7 @@ def build_relay(settings: Settings, engine: Engine, sessions: sessionmaker[Sessi
     return RelayServices(
         subscriptions=subscriptions,
         ingress=ingress,
-        outbox=RelayOutbox(engine, poster, box, policy, lease_seconds=relay.lease_seconds, clock=clock, rng=rng,
-                          on_promoted=wakeup.notify),
+        outbox=RelayOutbox(engine, poster, box, policy, lease_seconds=relay.lease_seconds, clock=clock, rng=rng),
         operations=RelayOperations(engine, subscriptions, retention=relay.retention, clock=clock,
                                    on_replay=wakeup.notify),
         wakeup=wakeup,
