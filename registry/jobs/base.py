@@ -20,6 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
 STRAGGLER_AFTER = 0.5  # seconds out after which an item no longer holds its pass (see LeasedJob)
+MAX_PASSES = 1_000  # per run; the next tick goes on
 
 Item = TypeVar("Item")
 Outcome = TypeVar("Outcome")
@@ -128,7 +129,8 @@ class LeasedJob(Generic[Item, Outcome]):
     timeout) no longer holds its pass: the pass ends without it, and the next begins, while it
     runs on and its outcome is written with a later pass. While only such items are out, work that
     `WorkNews` announces is claimed at once. The run ends when nothing is due and every outcome
-    is written, or after a stop request once the items already claimed are written.
+    is written (or after `MAX_PASSES`), or after a stop request once the items already claimed
+    are written.
     """
 
     def __init__(self, name: str, every: float, work: LeasedWork[Item, Outcome], batch: int = 32,
@@ -151,6 +153,7 @@ class LeasedJob(Generic[Item, Outcome]):
         in_flight: dict[Future[Outcome], float] = {}  # → when it was claimed
         outcomes: list[Outcome] = []
         exhausted = in_pass = False
+        passes = 0
         while True:
             if not exhausted and len(in_flight) <= self._batch and not ctx.stopping.is_set():
                 if news is not None:  # what was announced so far is committed: this claim sees it
@@ -163,7 +166,8 @@ class LeasedJob(Generic[Item, Outcome]):
                 self._record(ctx.owner, outcomes, report)
                 outcomes = []
             if pass_over and in_pass:  # the next pass: what the record made due, and what came meanwhile
-                exhausted = in_pass = False
+                passes += 1
+                exhausted, in_pass = passes >= MAX_PASSES, False  # a bound against a bug that never drains
                 continue
             if not in_flight:
                 return
