@@ -81,8 +81,8 @@ class WorkNews(Protocol):
         """Call `callback` on every announcement while the context is open."""
         ...
 
-    def take(self) -> bool:
-        """Clear the announcements so far; True if there was one."""
+    def take(self) -> None:
+        """Clear the announcements so far (the caller is about to look at what they announced)."""
         ...
 
 

@@ -48,11 +48,9 @@ class RelayWakeup:
         self.take()
         return True
 
-    def take(self) -> bool:
-        """Clear the flag; True if it was set."""
-        was_set = self._event.is_set()
+    def take(self) -> None:
+        """Clear the flag: the caller is about to look at everything committed so far."""
         self._event.clear()
-        return was_set
 
     @contextlib.contextmanager
     def listening(self, callback: Callable[[], None]) -> Iterator[None]:
