@@ -161,7 +161,8 @@ class LeasedJob(Generic[Item, Outcome]):
                     progress.forget_announcements()
                 exhausted = not self._claim_more(ctx, in_flight, report, progress)
                 in_pass = in_pass or not exhausted
-            pass_over = self._pass_ends_in(in_flight) == 0
+            pass_ends_in = self._pass_ends_in(in_flight)
+            pass_over = pass_ends_in == 0
             if outcomes and (pass_over or len(outcomes) >= self._batch):
                 self._record(ctx.owner, outcomes, report)
                 outcomes = []
@@ -171,7 +172,7 @@ class LeasedJob(Generic[Item, Outcome]):
                 continue
             if not in_flight:
                 return
-            finished, announced = progress.wait(None if pass_over else self._pass_ends_in(in_flight))
+            finished, announced = progress.wait(None if pass_over else pass_ends_in)
             exhausted = exhausted and not (announced and pass_over)
             for future in finished:
                 del in_flight[future]
