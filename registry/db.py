@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy import Connection, Engine, MetaData, create_engine, event, exc
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
@@ -211,3 +211,51 @@ def single_statements(engine: Engine) -> Engine:
     GET of one agent went from three round trips to one). SQLite's driver opens no transaction for
     a read anyway (callers that write on SQLite open theirs). Shares the pool."""
     return engine if engine.dialect.name == "sqlite" else engine.execution_options(isolation_level="AUTOCOMMIT")
+
+
+class DriverStatement:
+    """A statement compiled once for an engine and run for a batch of rows on the driver's cursor.
+
+    For the writes that run once per notification or delivery, SQLAlchemy's `execute` costs more
+    CPU than the driver: per call it builds a cache key, looks the statement up, runs each row's
+    parameters through the compiled form and builds a result. Measured on PostgreSQL (psycopg,
+    batch of four 1 KB relay inserts): 0.78–0.93 ms of CPU a batch through `Connection.execute`,
+    0.53–0.58 ms on the cursor of the same connection. What `Connection.execute` does that matters
+    stays: the caller's transaction (and its events: `commit` still fires), the column types' bind
+    processing (UTC datetimes become SQLite text), and errors raised as SQLAlchemy's (a duplicate is
+    an `IntegrityError`). Statements run this way do not fire `before_cursor_execute`.
+    """
+
+    def __init__(self, engine: Engine, statement: Any, columns: list[str] | None = None) -> None:
+        """`columns`: for an INSERT given no values, the columns each row gives (as `execute` would
+        learn from the first row's keys); columns a row leaves out get no default here."""
+        dialect = engine.dialect
+        compiled = statement.compile(dialect=dialect, column_keys=columns)
+        self._dialect = dialect
+        self._sql = compiled.string
+        self._order = tuple(compiled.positiontup or ()) if compiled.positional else None
+        binds = {name: bind for bind, name in compiled.bind_names.items()}  # as named in the SQL
+        processors = {name: processor for name, bind in binds.items()
+                      if (processor := bind.type.bind_processor(dialect)) is not None}
+        constants = {name: bind.value for name, bind in binds.items() if not bind.required}
+        self._constants = {name: processors[name](value) if name in processors else value
+                           for name, value in constants.items()}
+        self._processors = [(name, processor) for name, processor in processors.items() if name not in constants]
+
+    def execute_many(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        """Run the statement once per row (each a dict of its bind parameters) in `conn`'s transaction."""
+        parameters = [self._parameters(row) for row in rows]
+        cursor = conn.connection.cursor()
+        try:
+            cursor.executemany(self._sql, parameters)
+        except self._dialect.loaded_dbapi.Error as error:
+            raise exc.DBAPIError.instance(self._sql, parameters, error, self._dialect.loaded_dbapi.Error,
+                                          dialect=self._dialect) from error
+        finally:
+            cursor.close()
+
+    def _parameters(self, row: dict[str, Any]) -> Any:
+        values = {**self._constants, **row}
+        for name, processor in self._processors:
+            values[name] = processor(values[name])
+        return values if self._order is None else tuple(values[name] for name in self._order)

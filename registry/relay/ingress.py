@@ -19,7 +19,7 @@ from sqlalchemy import Engine, Row, bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from registry import errors, jsontext
-from registry.db import writer_lock
+from registry.db import DriverStatement, writer_lock
 from registry.models import Agent, RelayMessage, RelaySubscription
 from registry.models.types import utcnow
 from registry.relay.agent_jwt import AgentBinding, AgentJwtVerifier
@@ -85,7 +85,7 @@ def _insert(dialect: str) -> Any:
         id=bindparam("b_id"), subscription_pk=bindparam("b_sub"), task_key=bindparam("b_task"),
         seq=func.nextval(ORDER_SEQUENCE) if dialect == "postgresql" else _TASK_NEXT,
         kind=bindparam("b_kind"), body=bindparam("b_body"), jti=bindparam("b_jti"), received_at=bindparam("b_at"),
-        state="pending", due_at=waiting_or_due(bindparam("b_sub"), bindparam("b_task"), bindparam("b_due")),
+        state="pending", due_at=waiting_or_due(bindparam("b_sub"), bindparam("b_task"), bindparam("b_due", type_=M.due_at.type)),
         attempts=0, replays=0,
     )
 
@@ -103,7 +103,7 @@ class RelayIngress:
         self._on_commit = on_commit
         self._clock = clock
         self._new_id = new_id
-        self._insert_statement = _insert(engine.dialect.name)
+        self._insert_statement = DriverStatement(engine, _insert(engine.dialect.name))
         self._committer: GroupCommitter[_Row] = GroupCommitter(
             self._write_batch, self._write_one, max_batch=128, serialize=writer_lock(engine).hold
         )
@@ -187,7 +187,7 @@ class RelayIngress:
         with self._engine.begin() as conn:
             # On PostgreSQL a trigger on the insert notifies PG_CHANNEL: LISTENing workers hear of
             # it when (and only if) this commits, with no round trip of its own.
-            conn.execute(self._insert_statement, [row.values for row in rows])
+            self._insert_statement.execute_many(conn, [row.values for row in rows])
 
     def _jti_seen(self, row: _Row) -> bool:
         with self._engine.connect() as conn:

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import Engine, Row, bindparam, insert, select, update
 
-from registry.db import queue_claims, writer_lock
+from registry.db import DriverStatement, queue_claims, writer_lock
 from registry.jobs.leases import LeaseColumns
 from registry.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.models.types import utcnow
@@ -47,6 +47,8 @@ GONE_REASON = "the target answered 410 Gone; delivery is disabled until the owne
 
 
 _LOG_ATTEMPTS = insert(RelayAttempt).inline()  # nothing is read back (a lone attempt would end in RETURNING id)
+_ATTEMPT_COLUMNS = ("message_pk", "attempt", "started_at", "outcome", "http_status", "latency_ms", "error", "response",
+                    "next_attempt_at")
 _CLAIM = LEASE.claim_statement(where=(IS_ACTIVE,), then=(~EARLIER_PENDING,),
                                returning=(M.id, M.subscription_pk, M.body, M.attempts))
 
@@ -106,6 +108,8 @@ class RelayOutbox:
                  lease_seconds: float, clock: Callable[[], dt.datetime] = utcnow,
                  rng: random.Random | None = None) -> None:
         self._engine = engine
+        self._write = DriverStatement(engine, _WRITE)
+        self._log_attempts = DriverStatement(engine, _LOG_ATTEMPTS, columns=list(_ATTEMPT_COLUMNS))
         self._claims = queue_claims(engine)
         self._writer = writer_lock(engine)
         self._poster = poster
@@ -144,11 +148,11 @@ class RelayOutbox:
             if not kept:
                 return 0
             writes = [self._message_values(o, held[o.pk], now) for o in kept]
-            conn.execute(_WRITE, writes)
+            self._write.execute_many(conn, writes)
             ended = [(held[w["b_pk"]].subscription_pk, held[w["b_pk"]].task_key) for w in writes if w["b_state"] != "pending"]
             lock_tasks(conn, ended)  # only now: a replay of these tasks waits just for the promotion and commit
             promote(conn, ended, now)
-            conn.execute(_LOG_ATTEMPTS, [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
+            self._log_attempts.execute_many(conn, [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
             gone = {held[o.pk].subscription_pk for o in kept if o.outcome == "gone"}
             if gone:
                 conn.execute(update(S).where(S.pk.in_(gone), S.status == "active")
@@ -175,8 +179,6 @@ class RelayOutbox:
 
 
 def _attempt_row(outcome: DeliveryOutcome, write: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "message_pk": outcome.pk, "attempt": write["b_attempts"], "started_at": outcome.started_at,
-        "outcome": outcome.outcome, "http_status": outcome.http_status, "latency_ms": outcome.latency_ms,
-        "error": outcome.error, "response": outcome.response, "next_attempt_at": write["b_due"],
-    }
+    return dict(zip(_ATTEMPT_COLUMNS, (outcome.pk, write["b_attempts"], outcome.started_at, outcome.outcome,
+                                       outcome.http_status, outcome.latency_ms, outcome.error, outcome.response,
+                                       write["b_due"]), strict=True))

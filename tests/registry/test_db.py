@@ -312,3 +312,68 @@ def test_queue_claims_plan_no_bitmap_scans_on_postgresql_and_leave_the_main_engi
     finally:
         claims.dispose()
         engine.dispose()
+
+
+# -- DriverStatement: hot writes straight on the driver's cursor -------------------------------------
+
+def _driver_table(database_url: str):  # type: ignore[no-untyped-def]
+    from sqlalchemy import Column, Integer, LargeBinary, MetaData, String, Table
+
+    from registry.models.types import UtcDateTime
+
+    table = Table("driver_statement_probe", MetaData(), Column("pk", Integer, primary_key=True),
+                  Column("name", String(20), unique=True), Column("body", LargeBinary),
+                  Column("at", UtcDateTime()), Column("state", String(10)))
+    engine = make_engine(database_url)
+    table.drop(engine, checkfirst=True)
+    table.create(engine)
+    return engine, table
+
+
+def test_driver_statement_stores_rows_as_execute_does_in_the_callers_transaction(database_url: str):
+    import datetime as dt
+
+    from sqlalchemy import bindparam, event, insert, select
+
+    from registry.db import DriverStatement
+
+    engine, table = _driver_table(database_url)
+    statement = insert(table).values(name=bindparam("b_name"), body=bindparam("b_body"), at=bindparam("b_at"),
+                                     state="new")
+    at = dt.datetime(2026, 11, 22, 18, 0, 0, 120, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    commits: list[object] = []
+    event.listen(engine, "commit", commits.append)
+    try:
+        with engine.begin() as conn:
+            conn.execute(statement, [{"b_name": "execute", "b_body": b"\x00\x01", "b_at": at}])
+            DriverStatement(engine, statement).execute_many(conn, [{"b_name": "driver", "b_body": b"\x00\x01", "b_at": at},
+                                                                  {"b_name": "driver2", "b_body": b"", "b_at": at}])
+        assert len(commits) == 1
+        with engine.connect() as conn:
+            rows = {row.name: row for row in conn.execute(select(table))}
+            stored = {name: conn.execute(text("SELECT at FROM driver_statement_probe WHERE name = :n"), {"n": name}).scalar()
+                      for name in ("execute", "driver")}
+        assert rows["driver"].at == rows["execute"].at == at  # read back as the same UTC instant
+        assert stored["driver"] == stored["execute"]  # and stored alike (SQLite: the same text)
+        assert (rows["driver"].body, rows["driver"].state, rows["driver2"].body) == (b"\x00\x01", "new", b"")
+    finally:
+        table.drop(engine)
+        engine.dispose()
+
+
+def test_driver_statement_raises_sqlalchemys_integrity_error_and_the_transaction_keeps_nothing(database_url: str):
+    from sqlalchemy import func, insert, select
+    from sqlalchemy.exc import IntegrityError
+
+    from registry.db import DriverStatement
+
+    engine, table = _driver_table(database_url)
+    statement = DriverStatement(engine, insert(table), columns=["name", "state"])
+    try:
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            statement.execute_many(conn, [{"name": "a", "state": "x"}, {"name": "b", "state": "x"}, {"name": "a", "state": "y"}])
+        with engine.connect() as conn:
+            assert conn.scalar(select(func.count()).select_from(table)) == 0
+    finally:
+        table.drop(engine)
+        engine.dispose()

@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from registry.app import create_app
 from registry.container import build_services
@@ -43,6 +43,15 @@ def test_accepts_v03_tasks_and_v1_stream_responses(client, sub, services, body):
     assert message.id == response.json["id"]
     assert json.loads(message.body) == body  # stored verbatim
     assert (message.state, message.task_key, message.attempts) == ("pending", "task-1", 0)
+
+
+def test_a_new_messages_due_time_is_stored_as_every_other_time(client, sub, services):
+    """With no first delay a message is due when it was received; both are stored alike (on SQLite the
+    due time once kept its UTC offset in the text, unlike every other time the relay writes)."""
+    assert push(client, sub, status_update("task-1")).status_code == 202
+    with services.engine.connect() as conn:
+        received, due = conn.execute(text("SELECT received_at, due_at FROM relay_messages")).one()
+    assert due == received
 
 
 @pytest.mark.parametrize("header", ["X-A2A-Notification-Token", "A2A-Notification-Token", "Authorization"])
