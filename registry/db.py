@@ -249,8 +249,11 @@ class DriverStatement:
         try:
             cursor.executemany(self._sql, parameters)
         except self._dialect.loaded_dbapi.Error as error:
+            # A connection the database dropped leaves the pool when the caller's transaction
+            # fails to roll back on it (tests/registry/test_pool_ping.py); the error says so.
+            gone = self._dialect.is_disconnect(error, conn.connection.dbapi_connection, cursor)
             raise exc.DBAPIError.instance(self._sql, parameters, error, self._dialect.loaded_dbapi.Error,
-                                          dialect=self._dialect) from error
+                                          dialect=self._dialect, connection_invalidated=gone) from error
         finally:
             cursor.close()
 
