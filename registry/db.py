@@ -15,7 +15,7 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -214,7 +214,7 @@ def single_statements(engine: Engine) -> Engine:
 
 
 class DriverStatement:
-    """A statement compiled once for an engine and run for a batch of rows on the driver's cursor.
+    """A statement run for a batch of rows on the driver's cursor, compiled once per dialect.
 
     For the writes that run once per notification or delivery, SQLAlchemy's `execute` costs more
     CPU than the driver: per call it builds a cache key, looks the statement up, runs each row's
@@ -222,17 +222,44 @@ class DriverStatement:
     batch of four 1 KB relay inserts): 0.78–0.93 ms of CPU a batch through `Connection.execute`,
     0.53–0.58 ms on the cursor of the same connection. What `Connection.execute` does that matters
     stays: the caller's transaction (and its events: `commit` still fires), the column types' bind
-    processing (UTC datetimes become SQLite text), and errors raised as SQLAlchemy's (a duplicate is
-    an `IntegrityError`). Statements run this way do not fire `before_cursor_execute`.
+    processing (UTC datetimes become SQLite text, JSON is serialised), and errors raised as
+    SQLAlchemy's (a duplicate is an `IntegrityError`). Statements run this way do not fire
+    `before_cursor_execute`, and read nothing back.
     """
 
-    def __init__(self, engine: Engine, statement: Any, columns: list[str] | None = None) -> None:
+    def __init__(self, statement: Any, columns: Sequence[str] | None = None) -> None:
         """`columns`: for an INSERT given no values, the columns each row gives (as `execute` would
         learn from the first row's keys); columns a row leaves out get no default here."""
-        dialect = engine.dialect
-        compiled = statement.compile(dialect=dialect, column_keys=columns)
-        self._dialect = dialect
-        self._sql = compiled.string
+        self._statement = statement
+        self._columns = list(columns) if columns is not None else None
+        self._forms: dict[str, _DriverForm] = {}
+
+    def execute_many(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        """Run the statement once per row (each a dict of its bind parameters) in `conn`'s transaction."""
+        dialect = conn.dialect
+        form = self._forms.get(dialect.name)
+        if form is None:
+            form = self._forms[dialect.name] = _DriverForm(self._statement.compile(dialect=dialect, column_keys=self._columns),
+                                                           dialect)
+        parameters = [form.parameters(row) for row in rows]
+        cursor = conn.connection.cursor()
+        try:
+            cursor.executemany(form.sql, parameters)
+        except dialect.loaded_dbapi.Error as error:
+            # A connection the database dropped leaves the pool when the caller's transaction
+            # fails to roll back on it (tests/registry/test_pool_ping.py); the error says so.
+            gone = dialect.is_disconnect(error, conn.connection.dbapi_connection, cursor)
+            raise exc.DBAPIError.instance(form.sql, parameters, error, dialect.loaded_dbapi.Error,
+                                          dialect=dialect, connection_invalidated=gone) from error
+        finally:
+            cursor.close()
+
+
+class _DriverForm:
+    """A statement's SQL for one dialect, and how a row of bind values becomes the driver's parameters."""
+
+    def __init__(self, compiled: Any, dialect: Any) -> None:
+        self.sql: str = compiled.string
         self._order = tuple(compiled.positiontup or ()) if compiled.positional else None
         binds = {name: bind for bind, name in compiled.bind_names.items()}  # as named in the SQL
         processors = {name: processor for name, bind in binds.items()
@@ -242,22 +269,7 @@ class DriverStatement:
                            for name, value in constants.items()}
         self._processors = [(name, processor) for name, processor in processors.items() if name not in constants]
 
-    def execute_many(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
-        """Run the statement once per row (each a dict of its bind parameters) in `conn`'s transaction."""
-        parameters = [self._parameters(row) for row in rows]
-        cursor = conn.connection.cursor()
-        try:
-            cursor.executemany(self._sql, parameters)
-        except self._dialect.loaded_dbapi.Error as error:
-            # A connection the database dropped leaves the pool when the caller's transaction
-            # fails to roll back on it (tests/registry/test_pool_ping.py); the error says so.
-            gone = self._dialect.is_disconnect(error, conn.connection.dbapi_connection, cursor)
-            raise exc.DBAPIError.instance(self._sql, parameters, error, self._dialect.loaded_dbapi.Error,
-                                          dialect=self._dialect, connection_invalidated=gone) from error
-        finally:
-            cursor.close()
-
-    def _parameters(self, row: dict[str, Any]) -> Any:
+    def parameters(self, row: dict[str, Any]) -> Any:
         values = {**self._constants, **row}
         for name, processor in self._processors:
             values[name] = processor(values[name])

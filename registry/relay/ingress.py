@@ -103,7 +103,7 @@ class RelayIngress:
         self._on_commit = on_commit
         self._clock = clock
         self._new_id = new_id
-        self._insert_statement = DriverStatement(engine, _insert(engine.dialect.name))
+        self._insert_statement = DriverStatement(_insert(engine.dialect.name))
         self._committer: GroupCommitter[_Row] = GroupCommitter(
             self._write_batch, self._write_one, max_batch=128, serialize=writer_lock(engine).hold
         )

@@ -37,18 +37,18 @@ LEASE = LeaseColumns(M.__table__, M.__table__.c.pk, M.__table__.c.due_at,
 # relay_subscriptions (a small table autovacuum rarely analyses) made the planner drive from the
 # subscriptions and read every row version of their messages: 17 ms a claim instead of 2.
 IS_ACTIVE = select(S.status).where(S.pk == M.subscription_pk).scalar_subquery() == "active"
-_WRITE = update(M).where(M.pk == bindparam("b_pk")).values(
+_WRITE = DriverStatement(update(M).where(M.pk == bindparam("b_pk")).values(
     state=bindparam("b_state"), due_at=bindparam("b_due"), attempts=bindparam("b_attempts"),
     last_attempt_at=bindparam("b_at"), last_status=bindparam("b_status"), last_error=bindparam("b_error"),
     finished_at=bindparam("b_finished"), lease_owner=None, lease_until=None,
-)
+))
 MAX_TARGETS = 10_000
 GONE_REASON = "the target answered 410 Gone; delivery is disabled until the owner enables it again"
 
 
-_LOG_ATTEMPTS = insert(RelayAttempt).inline()  # nothing is read back (a lone attempt would end in RETURNING id)
 _ATTEMPT_COLUMNS = ("message_pk", "attempt", "started_at", "outcome", "http_status", "latency_ms", "error", "response",
                     "next_attempt_at")
+_LOG_ATTEMPTS = DriverStatement(insert(RelayAttempt), _ATTEMPT_COLUMNS)
 _CLAIM = LEASE.claim_statement(where=(IS_ACTIVE,), then=(~EARLIER_PENDING,),
                                returning=(M.id, M.subscription_pk, M.body, M.attempts))
 
@@ -108,8 +108,6 @@ class RelayOutbox:
                  lease_seconds: float, clock: Callable[[], dt.datetime] = utcnow,
                  rng: random.Random | None = None) -> None:
         self._engine = engine
-        self._write = DriverStatement(engine, _WRITE)
-        self._log_attempts = DriverStatement(engine, _LOG_ATTEMPTS, columns=list(_ATTEMPT_COLUMNS))
         self._claims = queue_claims(engine)
         self._writer = writer_lock(engine)
         self._poster = poster
@@ -148,11 +146,11 @@ class RelayOutbox:
             if not kept:
                 return 0
             writes = [self._message_values(o, held[o.pk], now) for o in kept]
-            self._write.execute_many(conn, writes)
+            _WRITE.execute_many(conn, writes)
             ended = [(held[w["b_pk"]].subscription_pk, held[w["b_pk"]].task_key) for w in writes if w["b_state"] != "pending"]
             lock_tasks(conn, ended)  # only now: a replay of these tasks waits just for the promotion and commit
             promote(conn, ended, now)
-            self._log_attempts.execute_many(conn, [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
+            _LOG_ATTEMPTS.execute_many(conn, [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
             gone = {held[o.pk].subscription_pk for o in kept if o.outcome == "gone"}
             if gone:
                 conn.execute(update(S).where(S.pk.in_(gone), S.status == "active")

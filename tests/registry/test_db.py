@@ -346,7 +346,7 @@ def test_driver_statement_stores_rows_as_execute_does_in_the_callers_transaction
     try:
         with engine.begin() as conn:
             conn.execute(statement, [{"b_name": "execute", "b_body": b"\x00\x01", "b_at": at}])
-            DriverStatement(engine, statement).execute_many(conn, [{"b_name": "driver", "b_body": b"\x00\x01", "b_at": at},
+            DriverStatement(statement).execute_many(conn, [{"b_name": "driver", "b_body": b"\x00\x01", "b_at": at},
                                                                   {"b_name": "driver2", "b_body": b"", "b_at": at}])
         assert len(commits) == 1
         with engine.connect() as conn:
@@ -368,7 +368,7 @@ def test_driver_statement_raises_sqlalchemys_integrity_error_and_the_transaction
     from registry.db import DriverStatement
 
     engine, table = _driver_table(database_url)
-    statement = DriverStatement(engine, insert(table), columns=["name", "state"])
+    statement = DriverStatement(insert(table), columns=["name", "state"])
     try:
         with pytest.raises(IntegrityError), engine.begin() as conn:
             statement.execute_many(conn, [{"name": "a", "state": "x"}, {"name": "b", "state": "x"}, {"name": "a", "state": "y"}])

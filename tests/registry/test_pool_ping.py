@@ -55,7 +55,7 @@ def test_a_disconnect_under_a_driver_statement_refreshes_the_pool_too(postgres_u
     from registry.db import DriverStatement
 
     engine = make_engine(postgres_url, ping_after_idle=3600.0)
-    statement = DriverStatement(engine, text("SELECT :n"))
+    statement = DriverStatement(text("SELECT :n"))
     try:
         dead = _kill_pooled_connection(engine, postgres_url)
         with pytest.raises(OperationalError) as failed, engine.begin() as conn:
