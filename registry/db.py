@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, MetaData, create_engine, event, exc
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import StaticPool
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from registry import jsontext
 from registry.pool_ping import PING_AFTER_IDLE, PingWhenIdle
@@ -239,8 +241,8 @@ class DriverStatement:
         dialect = conn.dialect
         form = self._forms.get(dialect.name)
         if form is None:
-            form = self._forms[dialect.name] = _DriverForm(self._statement.compile(dialect=dialect, column_keys=self._columns),
-                                                           dialect)
+            compiled = self._statement.compile(dialect=dialect, column_keys=self._columns)
+            form = self._forms[dialect.name] = _DriverForm(compiled, dialect)
         parameters = [form.parameters(row) for row in rows]
         cursor = conn.connection.cursor()
         try:
@@ -258,7 +260,7 @@ class DriverStatement:
 class _DriverForm:
     """A statement's SQL for one dialect, and how a row of bind values becomes the driver's parameters."""
 
-    def __init__(self, compiled: Any, dialect: Any) -> None:
+    def __init__(self, compiled: SQLCompiler, dialect: Dialect) -> None:
         self.sql: str = compiled.string
         self._order = tuple(compiled.positiontup or ()) if compiled.positional else None
         binds = {name: bind for bind, name in compiled.bind_names.items()}  # as named in the SQL

@@ -46,6 +46,7 @@ MAX_TARGETS = 10_000
 GONE_REASON = "the target answered 410 Gone; delivery is disabled until the owner enables it again"
 
 
+# Every attempt is logged (`_attempt_row` gives these columns); nothing is read back.
 _ATTEMPT_COLUMNS = ("message_pk", "attempt", "started_at", "outcome", "http_status", "latency_ms", "error", "response",
                     "next_attempt_at")
 _LOG_ATTEMPTS = DriverStatement(insert(RelayAttempt), _ATTEMPT_COLUMNS)
@@ -177,6 +178,8 @@ class RelayOutbox:
 
 
 def _attempt_row(outcome: DeliveryOutcome, write: dict[str, Any]) -> dict[str, Any]:
-    return dict(zip(_ATTEMPT_COLUMNS, (outcome.pk, write["b_attempts"], outcome.started_at, outcome.outcome,
-                                       outcome.http_status, outcome.latency_ms, outcome.error, outcome.response,
-                                       write["b_due"]), strict=True))
+    return {  # the keys of _ATTEMPT_COLUMNS
+        "message_pk": outcome.pk, "attempt": write["b_attempts"], "started_at": outcome.started_at,
+        "outcome": outcome.outcome, "http_status": outcome.http_status, "latency_ms": outcome.latency_ms,
+        "error": outcome.error, "response": outcome.response, "next_attempt_at": write["b_due"],
+    }
