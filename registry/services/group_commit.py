@@ -83,15 +83,15 @@ class GroupCommitter(Generic[T]):
             with self._cond:
                 if self._coming and len(self._pending) < self._max_batch:
                     self._cond.wait_for(lambda: not self._coming or len(self._pending) >= self._max_batch, self._linger)
-                batch, self._pending = self._pending[: self._max_batch], self._pending[self._max_batch :]
-                if not batch:
+                if not self._pending:
                     self._leader_active = False
                     return
-            self._write(batch)
-
-    def _write(self, batch: list[_Pending[T]]) -> None:
-        with self._serialize():
-            self._write_serialized(batch)
+            # The batch is taken once this writer's turn has come: what arrived while another
+            # writer held the database joins it, instead of waiting for a turn of its own.
+            with self._serialize():
+                with self._cond:  # only the leader takes items: there is still at least one
+                    batch, self._pending = self._pending[: self._max_batch], self._pending[self._max_batch :]
+                self._write_serialized(batch)
 
     def _write_serialized(self, batch: list[_Pending[T]]) -> None:
         try:

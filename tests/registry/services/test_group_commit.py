@@ -285,6 +285,35 @@ def test_every_batch_and_every_retry_is_written_inside_serialize_shared_by_two_c
     assert serializer.inside == 0
 
 
+def test_items_that_arrive_while_another_writer_holds_serialize_join_the_waiting_batch():
+    """The batch is taken when the writer's turn comes, not before it waits for the turn: two
+    processes on one SQLite file take turns, and what came meanwhile rides along."""
+    other_writer = threading.Lock()
+    recorder = Recorder()
+    committer: GroupCommitter[int] = GroupCommitter(recorder.write_batch, recorder.write_one,
+                                                    serialize=lambda: other_writer)
+    other_writer.acquire()
+    callers = [threading.Thread(target=committer.submit, args=(item,)) for item in (1, 2, 3)]
+    try:
+        callers[0].start()
+        _wait_until(lambda: committer._leader_active, "the first caller leads")
+        for caller in callers[1:]:
+            caller.start()
+        _wait_until(lambda: {p.item for p in committer._pending} >= {2, 3}, "the later two items are pending")
+    finally:
+        other_writer.release()
+    for caller in callers:
+        caller.join(DEADLINE)
+    assert recorder.batches == [[1, 2, 3]]
+
+
+def _wait_until(condition: Callable[[], bool], what: str) -> None:
+    end = time.monotonic() + DEADLINE
+    while not condition():
+        assert time.monotonic() < end, f"timed out waiting until {what}"
+        time.sleep(0.005)
+
+
 def test_a_failed_write_releases_serialize():
     serializer = RecordingSerializer()
 
