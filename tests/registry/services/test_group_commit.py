@@ -15,6 +15,7 @@ from registry.errors import Conflict, InvalidCard, RegistryError
 from registry.models import Agent
 from registry.services.group_commit import GroupCommitter
 from tests.support.cards import make_card
+from tests.support.waiting import wait_for
 
 
 def test_concurrent_items_are_written_in_shared_batches_and_each_caller_sees_its_own_error():
@@ -296,22 +297,15 @@ def test_items_that_arrive_while_another_writer_holds_serialize_join_the_waiting
     callers = [threading.Thread(target=committer.submit, args=(item,)) for item in (1, 2, 3)]
     try:
         callers[0].start()
-        _wait_until(lambda: committer._leader_active, "the first caller leads")
+        assert wait_for(lambda: committer._leader_active, DEADLINE), "the first caller never led"
         for caller in callers[1:]:
             caller.start()
-        _wait_until(lambda: {p.item for p in committer._pending} >= {2, 3}, "the later two items are pending")
+        assert wait_for(lambda: {p.item for p in committer._pending} >= {2, 3}, DEADLINE), "the later items never arrived"
     finally:
         other_writer.release()
     for caller in callers:
         caller.join(DEADLINE)
     assert recorder.batches == [[1, 2, 3]]
-
-
-def _wait_until(condition: Callable[[], bool], what: str) -> None:
-    end = time.monotonic() + DEADLINE
-    while not condition():
-        assert time.monotonic() < end, f"timed out waiting until {what}"
-        time.sleep(0.005)
 
 
 def test_a_failed_write_releases_serialize():
