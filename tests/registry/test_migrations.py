@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import text
 
 from registry.migrate import is_current
 from registry.models import Base
+from tests.support.cards import make_card
 
 
 def test_database_is_at_head_and_matches_the_models(services):
@@ -17,3 +19,20 @@ def test_database_is_at_head_and_matches_the_models(services):
     diff = [d for d in diff if not (d[0] == "remove_table" and d[1].name.startswith(("agent_fts", "agent_search")))]
     diff = [d for d in diff if not (d[0] == "remove_index" and d[1].name.startswith("ix_agent_search_document"))]
     assert diff == []
+
+
+def test_a_large_profile_comes_back_intact_from_search_and_is_stored_with_lz4_on_postgresql(services, client, auth):  # type: ignore[no-untyped-def]
+    # Descriptions that do not repeat, so the profile stays over PostgreSQL's ~2 KB compression
+    # threshold once compressed and is stored out of line.
+    words = [f"w{n * 7919 % 10007}" for n in range(1500)]
+    card = make_card("Big Agent", tags=["large-profile"], skills=4, description=" ".join(words))
+    response = client.post("/v1/agents", json={"card": card, "cardUrl": "https://big.example.com/card.json"}, headers=auth)
+    assert response.status_code == 201, response.get_json()
+
+    listed = client.get("/v1/agents?tag=large-profile").get_json()["items"]
+    assert [item["description"] for item in listed] == [card["description"]]
+    if services.engine.dialect.name == "postgresql":
+        with services.engine.connect() as conn:
+            lz4 = conn.scalar(text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"))
+            method = conn.scalar(text("SELECT pg_column_compression(profile) FROM agents"))
+        assert method == ("lz4" if lz4 else "pglz")
