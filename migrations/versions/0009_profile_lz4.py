@@ -1,12 +1,14 @@
 """Agent profiles are compressed with LZ4 on PostgreSQL, so a search page reads them faster.
 
 Every search result carries the agent's profile (its card, summarised: ~3 KB of JSON for an agent
-with five skills), which PostgreSQL stores compressed. With its default pglz, unpacking the 51
-profiles of a page took ~1.7 ms of the database's CPU on the bench machine, as much as finding the
-page; with LZ4 it takes ~0.3 ms (roundtrip of a 51-row page with profiles, 10,000 agents: 5.3–5.6
-ms against 3.6–4.0 ms). Profiles stored before this migration keep pglz until they are written
-again; nothing is rewritten here, so the upgrade is instant at any size. A server built without
-LZ4 keeps pglz. SQLite does not compress and is unchanged.
+with five skills), which PostgreSQL stores compressed, with pglz unless told otherwise. LZ4 unpacks
+faster. Measured on the bench machine with the page query of a two-tag search (51 rows, 10,000
+agents), the two databases queried in turn so that both saw the same host speed: reading the
+profiles added 1.2 ms to the query with pglz and 0.9 ms with LZ4, and the whole query took 5.61 ms
+against 5.33 ms (median). A small gain, for one line of DDL. Profiles stored before this
+migration keep pglz until they are written again; nothing is rewritten here, so the upgrade is
+instant at any size. A server built without LZ4 keeps pglz. SQLite does not compress and is
+unchanged.
 
 Revision ID: 0009_profile_lz4
 Revises: 0008_search_statistics
