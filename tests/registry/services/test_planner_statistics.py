@@ -46,3 +46,24 @@ def test_nothing_to_do_on_sqlite(services, actor) -> None:  # type: ignore[no-un
         pytest.skip("SQLite")
     _import(services, actor, 3)
     assert PlannerStatistics(services.engine, floor=0, fraction=0).refresh() == 0
+
+
+def _all_visible(services, table: str) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    with services.engine.connect() as conn:
+        visible, pages = conn.execute(text("SELECT relallvisible, relpages FROM pg_class WHERE relname = :t"), {"t": table}).one()
+    return int(visible), int(pages)
+
+
+def test_search_tables_that_grew_are_vacuumed_so_index_only_scans_skip_the_table(services, actor) -> None:  # type: ignore[no-untyped-def]
+    if services.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL visibility map")
+    statistics = PlannerStatistics(services.engine, floor=100, fraction=0.5, vacuum_fraction=0.1)
+    _import(services, actor, 40)
+    _wait_for_counters(services, "agent_terms", 100)
+    assert statistics.refresh() >= 1
+    visible, pages = _all_visible(services, "agent_terms")
+    assert pages > 0 and visible == pages  # every page marked all-visible: no table reads for the index
+    with services.engine.connect() as conn:
+        grown = conn.scalar(text("SELECT n_ins_since_vacuum FROM pg_stat_user_tables WHERE relname = 'agent_terms'"))
+    assert grown == 0
+    assert statistics.refresh() == 0  # nothing new since
