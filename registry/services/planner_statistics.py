@@ -11,11 +11,12 @@ by half, and an analysis of agent_terms at 100,000 agents (its 1,000 common valu
 rows) costs ~3.5 s of the database's CPU, too much to repeat for every tenth.
 
 It also vacuums a search table once a tenth of its rows are new since its last vacuum. Vacuum sets
-the visibility map; without it a search's index-only scans of agent_terms must also read the table
-to learn whether the entries they found are visible. Right after 10,000 agents were imported, the two-tag part of a search
-took 1.12 ms (median of 200 pairs, EXPLAIN ANALYZE); after a vacuum, 0.21 ms. Autovacuum would get
-there too, but only on its launcher's next round. A vacuum reads only the pages not yet marked
-all-visible, so vacuuming often costs little more than vacuuming late.
+the visibility map; without it a search's index-only scans of agent_terms must also read the
+table to learn whether the entries they found are visible. Right after 10,000 agents were
+imported, the two-tag part of a search took 1.12 ms (median of 200 pairs, EXPLAIN ANALYZE); after
+a vacuum, 0.21 ms. Autovacuum would get there too, but only on its launcher's next round. A vacuum
+reads only the pages not yet marked all-visible, so vacuuming often costs little more than
+vacuuming late.
 
 SQLite searches are planned from the driver the search planner picks and read no visibility map:
 nothing to do there.
