@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, bindparam, text
 
+from registry.db import single_statements
+
 SEARCH_TABLES = ("agents", "agent_terms", "agent_search")
 # One worker maintains the tables at a time; the others find them fresh on their next tick.
 _MAINTENANCE_LOCK = 0x61_64_78_73_74_61_74  # "adxstat"
@@ -56,7 +58,7 @@ class PlannerStatistics:
         if self._engine.dialect.name != "postgresql":
             return 0
         # VACUUM runs outside a transaction, so the lock is the session's, released below.
-        with self._engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        with single_statements(self._engine).connect() as conn:
             stale = [(name, needs) for name, *needs in conn.execute(_STALE, self._params) if any(needs)]
             if not stale or not conn.scalar(text("SELECT pg_try_advisory_lock(:key)"), {"key": _MAINTENANCE_LOCK}):
                 return 0
