@@ -19,7 +19,7 @@ from cli.local import load_settings
 from cli.server import _prepare_schema
 
 JOB_CHOICES = ("health-probe", "recrawl", "prune-health-checks", "relay-delivery",
-               "prune-relay-messages", "catalog-statistics")  # registry.jobs.schedule.JOB_NAMES
+               "prune-relay-messages", "catalog-statistics", "tag-counts")  # registry.jobs.schedule.JOB_NAMES
 
 
 @click.command()

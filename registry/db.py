@@ -215,6 +215,35 @@ def single_statements(engine: Engine) -> Engine:
     return engine if engine.dialect.name == "sqlite" else engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
+class DriverInsert:
+    """An INSERT of plain values (ints and strings: nothing for SQLAlchemy to convert) handed
+    straight to the database driver. A registration writes ~20 term rows and a document per
+    agent; SQLAlchemy's per-row parameter processing cost more than the database's work.
+
+    On PostgreSQL the batch goes as one array per column into a single `INSERT … SELECT FROM
+    unnest(…)`: executing the statement once per row cost the server ~35 µs a row, more than
+    half of its time per registration.
+    """
+
+    def __init__(self, dialect: str, table: str, columns: dict[str, str]) -> None:
+        """`columns`: name → PostgreSQL type of the values."""
+        names = ", ".join(columns)
+        self.sqlite = dialect == "sqlite"
+        if self.sqlite:
+            self.sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['?'] * len(columns))})"
+        else:
+            arrays = ", ".join(f"%s::{pg_type}[]" for pg_type in columns.values())
+            self.sql = f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays})"
+
+    def run(self, conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+        if not rows:
+            return
+        if self.sqlite:
+            conn.exec_driver_sql(self.sql, rows)
+        else:
+            conn.exec_driver_sql(self.sql, tuple(list(column) for column in zip(*rows)))
+
+
 class DriverStatement:
     """A statement run for a batch of rows on the driver's cursor, compiled once per dialect.
 
@@ -227,7 +256,7 @@ class DriverStatement:
     processing (UTC datetimes become SQLite text, JSON is serialised), and errors raised as
     SQLAlchemy's (a duplicate is an `IntegrityError`). Statements run this way do not fire
     `before_cursor_execute`, and read nothing back. (Registration's many plain-valued term rows
-    take `registry.services.catalog_index.DriverInsert` instead: one `unnest` INSERT a batch on
+    take `DriverInsert` instead: one `unnest` INSERT a batch on
     PostgreSQL, where executing once per row cost the server more.)
     """
 

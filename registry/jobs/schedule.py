@@ -3,10 +3,12 @@ docstring of `registry.jobs`); `agentdex worker` and `agentdex serve` both run t
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from registry.jobs.base import Job, LeasedJob, PeriodicJob
 from registry.services.planner_statistics import PlannerStatistics
+from registry.services.tag_counts import FOLD_EVERY
 
 if TYPE_CHECKING:
     from registry.container import Services
@@ -17,7 +19,9 @@ PRUNE_HEALTH_CHECKS = "prune-health-checks"
 RELAY_DELIVERY = "relay-delivery"  # registry.relay.job.RELAY_DELIVERY
 PRUNE_RELAY_MESSAGES = "prune-relay-messages"
 CATALOG_STATISTICS = "catalog-statistics"
-JOB_NAMES = (HEALTH_PROBE, RECRAWL, PRUNE_HEALTH_CHECKS, RELAY_DELIVERY, PRUNE_RELAY_MESSAGES, CATALOG_STATISTICS)
+TAG_COUNTS = "tag-counts"
+JOB_NAMES = (HEALTH_PROBE, RECRAWL, PRUNE_HEALTH_CHECKS, RELAY_DELIVERY, PRUNE_RELAY_MESSAGES, CATALOG_STATISTICS,
+             TAG_COUNTS)
 PRUNE_EVERY = 600.0
 STATISTICS_EVERY = 10.0
 
@@ -32,4 +36,5 @@ def scheduled_jobs(services: Services) -> list[Job]:
         services.relay.delivery_job(services.settings),
         PeriodicJob(PRUNE_RELAY_MESSAGES, PRUNE_EVERY, services.relay.operations.prune),
         PeriodicJob(CATALOG_STATISTICS, STATISTICS_EVERY, PlannerStatistics(services.engine).refresh),
+        PeriodicJob(TAG_COUNTS, FOLD_EVERY, functools.partial(services.catalog.tag_counts.fold, services.engine)),
     ]

@@ -3,6 +3,9 @@
 `agent_terms` is the one index every structured filter uses: one row per (agent, kind, value)
 for tags, modes, skill ids and protocol versions, so a query with N filters is N index
 look-ups intersected by the database, whatever the filter.
+
+`tag_counts` (with the not yet folded `tag_count_deltas`) answers "which tags, how many agents"
+without counting the whole catalog.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     ForeignKey,
     Index,
@@ -97,3 +101,23 @@ class AgentTerm(Base):
     agent_pk: Mapped[int] = mapped_column(ForeignKey("agents.pk", ondelete="CASCADE"), primary_key=True)
     kind: Mapped[str] = mapped_column(String(10), primary_key=True)
     value: Mapped[str] = mapped_column(String(500), primary_key=True)
+
+
+class TagCount(Base):
+    """How many active agents carry a tag, as of the last fold of `tag_count_deltas`."""
+
+    __tablename__ = "tag_counts"
+
+    tag: Mapped[str] = mapped_column(String(500), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
+
+
+class TagCountDelta(Base):
+    """A change to a tag's count, written in the transaction that changed the agent's tags or
+    status; the `tag-counts` job folds them into `tag_counts`."""
+
+    __tablename__ = "tag_count_deltas"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    tag: Mapped[str] = mapped_column(String(500))
+    delta: Mapped[int] = mapped_column(Integer)

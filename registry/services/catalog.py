@@ -31,6 +31,7 @@ from registry.services.card_fetcher import CardFetcher, FetchedCard, NotModified
 from registry.services.card_urls import canonical_card_url
 from registry.services.catalog_index import CardRecord, CatalogWriter, agent_values
 from registry.services.group_commit import GroupCommitter
+from registry.services.tag_counts import TagCounts
 from registry.services.tokens import Actor
 from registry.services.trust import TrustService
 from registry.services.trust_keys import KeyScope
@@ -89,6 +90,11 @@ class CatalogService:
             self._write_registrations, lambda item: self._write_registrations([item]),
             serialize=writer_lock(self._engine).hold,
         )
+
+    @property
+    def tag_counts(self) -> TagCounts:
+        """The tag counts this service keeps as it writes (folded by the `tag-counts` job)."""
+        return self._writer.tag_counts
 
     # -- registration ---------------------------------------------------------------------
 

@@ -12,10 +12,12 @@ import re
 import unicodedata
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, text, update
+from sqlalchemy import Connection, delete, insert, select, text, update
 
 from registry import jsontext
+from registry.db import DriverInsert
 from registry.models import Agent, AgentCard, AgentTerm
+from registry.services.tag_counts import TagCounts
 from registry.services.trust_rows import SIGNATURE_TERM, write_trust
 from registry.services.trust_state import CardTrust
 from registry.validation import CardSummary, ValidationReport
@@ -23,6 +25,7 @@ from registry.validation import CardSummary, ValidationReport
 _SPACES = re.compile(r"\s+")
 _WORDS = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 8
+ACTIVE = "active"  # the status under which an agent's tags are counted
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,35 +209,6 @@ def search_document(summary: CardSummary) -> str:
     return "\n".join(p for p in parts if p)
 
 
-class DriverInsert:
-    """An INSERT of plain values (ints and strings: nothing for SQLAlchemy to convert) handed
-    straight to the database driver. A registration writes ~20 term rows and a document per
-    agent; SQLAlchemy's per-row parameter processing cost more than the database's work.
-
-    On PostgreSQL the batch goes as one array per column into a single `INSERT … SELECT FROM
-    unnest(…)`: executing the statement once per row cost the server ~35 µs a row, more than
-    half of its time per registration.
-    """
-
-    def __init__(self, dialect: str, table: str, columns: dict[str, str]) -> None:
-        """`columns`: name → PostgreSQL type of the values."""
-        names = ", ".join(columns)
-        self.sqlite = dialect == "sqlite"
-        if self.sqlite:
-            self.sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['?'] * len(columns))})"
-        else:
-            arrays = ", ".join(f"%s::{pg_type}[]" for pg_type in columns.values())
-            self.sql = f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays})"
-
-    def run(self, conn: Connection, rows: list[tuple[Any, ...]]) -> None:
-        if not rows:
-            return
-        if self.sqlite:
-            conn.exec_driver_sql(self.sql, rows)
-        else:
-            conn.exec_driver_sql(self.sql, tuple(list(column) for column in zip(*rows)))
-
-
 class TextIndex:
     """Full-text search over agents: FTS5 on SQLite, a GIN-indexed tsvector on PostgreSQL."""
 
@@ -280,6 +254,7 @@ class CatalogWriter:
 
     def __init__(self, dialect: str) -> None:
         self.text_index = TextIndex(dialect)
+        self.tag_counts = TagCounts(dialect)
         self._terms = DriverInsert(dialect, "agent_terms", {"agent_pk": "integer", "kind": "text", "value": "text"})
 
     def insert_agents(self, conn: Connection, batch: list[tuple[CardRecord, dict[str, Any]]]) -> list[int]:
@@ -287,7 +262,9 @@ class CatalogWriter:
         pks = [row.pk for row in conn.execute(AGENT_INSERT, [columns for _, columns in batch])]
         conn.execute(CARD_INSERT, [card_values(record, pk, 1) for (record, _), pk in zip(batch, pks)])
         write_trust(conn, [(record.trust, pk, 1) for (record, _), pk in zip(batch, pks)])
-        self._index(conn, [(pk, record.summary, columns) for pk, (record, columns) in zip(pks, batch)])
+        terms = self._index(conn, [(pk, record.summary, columns) for pk, (record, columns) in zip(pks, batch)])
+        active = {pk for pk, (_, columns) in zip(pks, batch) if columns["status"] == ACTIVE}
+        self.tag_counts.change(conn, added=[value for pk, kind, value in terms if kind == "tag" and pk in active])
         return pks
 
     @staticmethod
@@ -297,23 +274,40 @@ class CatalogWriter:
         write_trust(conn, [(record.trust, agent_pk, version)])
 
     def reindex(self, conn: Connection, agent_pk: int, record: CardRecord, status: str) -> dict[str, Any]:
-        """Replace the terms and text of an agent with those of its new card."""
+        """Replace the terms and text of an agent with those of its new card. The caller holds the
+        agent's row lock (the tags it had are read here and must not change meanwhile)."""
+        old_tags = self.tag_counts.agent_tags(conn, agent_pk)
         conn.execute(delete(AgentTerm).where(AgentTerm.agent_pk == agent_pk))
         self.text_index.remove(conn, agent_pk)
         values = agent_values(record)
-        self._index(conn, [(agent_pk, record.summary, {**values, "status": status})])
+        terms = self._index(conn, [(agent_pk, record.summary, {**values, "status": status})])
+        if status == ACTIVE:
+            new_tags = {value for _, kind, value in terms if kind == "tag"}
+            self.tag_counts.change(conn, added=new_tags - old_tags, removed=old_tags - new_tags)
         return values
 
-    @staticmethod
-    def set_status(conn: Connection, agent_pk: int, status: str) -> None:
+    def set_status(self, conn: Connection, agent_pk: int, status: str) -> None:
+        """Set the status term. The caller holds the agent's row lock (it updated the agent)."""
+        was = conn.scalar(select(AgentTerm.value).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status"))
         conn.execute(
             update(AgentTerm).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status").values(value=status)
         )
+        if (was == ACTIVE) != (status == ACTIVE):
+            tags = self.tag_counts.agent_tags(conn, agent_pk)
+            self.tag_counts.change(conn, added=tags if status == ACTIVE else (), removed=() if status == ACTIVE else tags)
 
     def remove(self, conn: Connection, agent_pk: int) -> None:
+        # Locked first: a status change committed meanwhile is then seen, not counted twice.
+        conn.execute(select(Agent.pk).where(Agent.pk == agent_pk).with_for_update())
+        was = conn.scalar(select(AgentTerm.value).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status"))
+        if was == ACTIVE:
+            self.tag_counts.change(conn, removed=self.tag_counts.agent_tags(conn, agent_pk))
         self.text_index.remove(conn, agent_pk)
         conn.execute(delete(Agent).where(Agent.pk == agent_pk))
 
-    def _index(self, conn: Connection, items: list[tuple[int, CardSummary, dict[str, Any]]]) -> None:
-        self._terms.run(conn, [row for pk, summary, values in items for row in term_rows(pk, values, summary)])
+    def _index(self, conn: Connection, items: list[tuple[int, CardSummary, dict[str, Any]]]) -> list[tuple[int, str, str]]:
+        """Write the terms and documents of agents; return the term rows written."""
+        terms = [row for pk, summary, values in items for row in term_rows(pk, values, summary)]
+        self._terms.run(conn, terms)
         self.text_index.write(conn, [(pk, search_document(s)) for pk, s, _ in items])
+        return terms

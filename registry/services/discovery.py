@@ -10,17 +10,18 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import ColumnElement, FromClause, Row, bindparam, func, select
+from sqlalchemy import ColumnElement, FromClause, Row, bindparam, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry.db import make_session_factory, single_statements
 from registry.errors import InvalidRequest, NotFound
-from registry.models import Agent, AgentCard, AgentTerm
+from registry.models import Agent, AgentCard
 from registry.models.types import utcnow
 from registry.services.agent_view import live_json
 from registry.services.catalog_index import MAX_TERM, TextIndex, normalize_mode, normalize_tag
 from registry.services.drift import card_drift
 from registry.services.search_plan import SearchFilters, SearchPlanner, TermStats
+from registry.services.tag_counts import TagCounts
 
 CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard")
 STATUS_FILTERS = ("active", "deprecated", "any")
@@ -189,17 +190,10 @@ class DiscoveryService:
         return list(reversed(history))
 
     def tags(self, limit: int = 200, prefix: str | None = None) -> list[tuple[str, int]]:
-        """Tags of active agents with how many agents carry each, most used first."""
-        count = func.count().label("count")
-        stmt = (
-            select(AgentTerm.value, count).join(Agent, Agent.pk == AgentTerm.agent_pk)
-            .where(AgentTerm.kind == "tag", Agent.status == "active")
-            .group_by(AgentTerm.value).order_by(count.desc(), AgentTerm.value).limit(limit)
-        )
-        if prefix:
-            stmt = stmt.where(AgentTerm.value.startswith(normalize_tag(prefix), autoescape=True))
+        """Tags of active agents with how many agents carry each, most used first (kept counts:
+        see `registry.services.tag_counts`)."""
         with self._sessions() as session:
-            return [(row.value, row.count) for row in session.execute(stmt)]
+            return TagCounts.read(session.connection(), limit, normalize_tag(prefix) if prefix else None)
 
 
 def _version_entry(card: AgentCard, drift: dict[str, list[str]] | None) -> dict[str, Any]:

@@ -1,0 +1,120 @@
+"""Tag counts kept as the catalog changes agree with counting the catalog, before and after a fold."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from alembic import command
+from sqlalchemy import func, select, text
+
+from registry.migrate import alembic_config, upgrade
+from registry.models import TagCount, TagCountDelta
+from tests.support.cards import make_card
+
+# What `GET /v1/tags` counted on every request before the counts were kept: each tag row of each
+# active agent.
+LIVE_COUNTS = text(
+    "SELECT t.value, COUNT(*) FROM agent_terms t JOIN agents a ON a.pk = t.agent_pk "
+    "WHERE t.kind = 'tag' AND a.status = 'active' GROUP BY t.value"
+)
+# Case and white-space variants normalise to the same tag.
+TAGS = ["weather", "Weather ", "travel", "maps", "finance", "news", "sports", "  Maps"]
+
+
+def live_counts(services) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    with services.engine.connect() as conn:
+        return {tag: count for tag, count in conn.execute(LIVE_COUNTS)}
+
+
+def listed(services) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
+    return services.discovery.tags(1000)
+
+
+def random_card(rng: random.Random, name: str) -> dict:  # type: ignore[type-arg]
+    card = make_card(name, skills=rng.randint(1, 3))
+    for skill in card["skills"]:
+        skill["tags"] = rng.sample(TAGS, rng.randint(1, 3))
+    return card
+
+
+def test_tag_counts_stay_exact_through_every_kind_of_catalog_change(services, actor):  # type: ignore[no-untyped-def]
+    rng = random.Random(20261122)
+    ids: list[str] = []
+    serial = 0
+    for step in range(80):
+        serial += 1
+        action = rng.choice(["register", "import", "replace", "status", "status", "delete"] if ids else ["register"])
+        if action == "register":
+            card = random_card(rng, f"Agent {serial}")
+            ids.append(services.catalog.register_card(actor, card, f"https://a{serial}.example.com/card.json").agent.id)
+        elif action == "import":
+            items = [{"card": random_card(rng, f"Agent {serial}-{n}"), "cardUrl": f"https://i{serial}-{n}.example.com/card.json"}
+                     for n in range(3)]
+            ids.extend(outcome.agent_id for outcome in services.catalog.import_cards(actor, items))
+        elif action == "replace":
+            services.catalog.replace_card(actor, rng.choice(ids), random_card(rng, f"Agent {serial}"))
+        elif action == "status":
+            services.catalog.update_status(actor, rng.choice(ids), rng.choice(["active", "deprecated"]), None)
+        else:
+            agent_id = rng.choice(ids)
+            services.catalog.delete(actor, agent_id)
+            ids.remove(agent_id)
+        if step % 20 == 10:
+            services.catalog.tag_counts.fold(services.engine)
+        tags = listed(services)
+        assert dict(tags) == live_counts(services), f"after step {step}: {action}"
+        assert [count for _, count in tags] == sorted((count for _, count in tags), reverse=True)
+
+    assert services.catalog.tag_counts.fold(services.engine) > 0
+    assert dict(listed(services)) == live_counts(services)
+    with services.engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(TagCountDelta)) == 0
+        assert conn.scalar(select(func.min(TagCount.count))) > 0  # tags no active agent carries are gone
+    assert services.catalog.tag_counts.fold(services.engine) == 0
+
+
+def test_a_deprecated_agent_leaves_the_counts_and_comes_back_when_reactivated(services, actor, client):  # type: ignore[no-untyped-def]
+    agent = services.catalog.register_card(actor, make_card("Solo", tags=["Solo-Tag"]), "https://solo.example.com/card.json").agent
+    assert client.get("/v1/tags?prefix=solo").get_json()["items"] == [{"tag": "solo-tag", "count": 1}]
+    services.catalog.update_status(actor, agent.id, "deprecated", "moved")
+    services.catalog.update_status(actor, agent.id, "deprecated", "still moved")  # no change, counted once
+    assert client.get("/v1/tags?prefix=solo").get_json()["items"] == []
+    services.catalog.tag_counts.fold(services.engine)
+    services.catalog.update_status(actor, agent.id, "active", None)
+    assert client.get("/v1/tags?prefix=solo").get_json()["items"] == [{"tag": "solo-tag", "count": 1}]
+
+
+def test_the_migration_fills_the_counts_from_the_agents_already_registered(services, actor):  # type: ignore[no-untyped-def]
+    for n, tags in enumerate([["alpha", "beta"], ["beta"], ["beta", "gamma"]]):
+        services.catalog.register_card(actor, make_card(f"Old {n}", tags=tags), f"https://old{n}.example.com/card.json")
+    deprecated = services.catalog.register_card(actor, make_card("Old 3", tags=["gamma"]), "https://old3.example.com/card.json")
+    services.catalog.update_status(actor, deprecated.agent.id, "deprecated", None)
+
+    config = alembic_config(services.engine)
+    with services.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0009_profile_lz4")
+    upgrade(services.engine)
+
+    assert listed(services) == [("beta", 3), ("alpha", 1), ("gamma", 1)]
+    with services.engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(TagCountDelta)) == 0  # all from the backfill
+
+
+def test_the_worker_folds_the_deltas_with_the_tag_counts_job(services, actor, database_url):  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from cli.main import cli
+    from cli.worker import JOB_CHOICES
+    from registry.jobs.schedule import JOB_NAMES
+
+    assert JOB_CHOICES == JOB_NAMES
+    services.catalog.register_card(actor, make_card("Folded", tags=["one", "two"]), "https://folded.example.com/card.json")
+    env = {"AGENTDEX_DATABASE_URL": database_url, "AGENTDEX_SECRET_KEY": "x" * 32}
+    result = CliRunner().invoke(cli, ["worker", "--once", "--json", "--job", "tag-counts"], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert [(r["job"], r["claimed"]) for r in json.loads(result.output)] == [("tag-counts", 2)]
+    with services.engine.connect() as conn:
+        assert dict(conn.execute(select(TagCount.tag, TagCount.count)).all()) == {"one": 1, "two": 1}
+    assert listed(services) == [("one", 1), ("two", 1)]
