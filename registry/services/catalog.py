@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry import jsontext
-from registry.db import writer_lock
+from registry.db import DriverStatement, writer_lock
 from registry.errors import (
     Conflict,
     Forbidden,
@@ -41,7 +41,7 @@ from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
 IMPORT_ITEM_FIELDS = frozenset({"card", "cardUrl", "jwksUrl"})
-AUDIT_INSERT = insert(AuditEntry)
+AUDIT_INSERT = DriverStatement(insert(AuditEntry), ("at", "principal_id", "action", "agent_id", "detail"))
 # What a just-registered agent shows before its first probe (the columns' server defaults).
 NEW_AGENT_HEALTH = {"health_state": "unknown", "health_checked_at": None, "health_latency_ms": None,
                     "health_reason": None, "health_uptime24h": None}
@@ -308,7 +308,7 @@ class CatalogService:
     def _write_registrations(self, batch: list[tuple[Actor, CardRecord, dict[str, Any]]]) -> None:
         with self._engine.begin() as conn:
             self._writer.insert_agents(conn, [(record, columns) for _, record, columns in batch])
-            conn.execute(AUDIT_INSERT, [
+            AUDIT_INSERT.execute_many(conn, [
                 self._audit_row(actor, "agent.register", columns["id"], {"cardUrl": record.card_url})
                 for actor, record, columns in batch
             ])
@@ -382,7 +382,7 @@ class CatalogService:
             raise Conflict(f"{card_url} is already registered as agent {existing}", {"agentId": existing})
 
     def _audit(self, conn: Connection, actor: Actor | None, action: str, agent_id: str | None, detail: dict[str, Any]) -> None:
-        conn.execute(AUDIT_INSERT, [self._audit_row(actor, action, agent_id, detail)])
+        AUDIT_INSERT.execute_many(conn, [self._audit_row(actor, action, agent_id, detail)])
 
     def _audit_row(self, actor: Actor | None, action: str, agent_id: str | None, detail: dict[str, Any]) -> dict[str, Any]:
         # actor None: the registry itself (the re-crawler)

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select, text, update
 
 from registry import jsontext
-from registry.db import DriverInsert
+from registry.db import DriverInsert, DriverStatement
 from registry.models import Agent, AgentCard, AgentTerm
 from registry.services.tag_counts import TagCounts
 from registry.services.trust_rows import SIGNATURE_TERM, write_trust
@@ -242,7 +242,12 @@ class TextIndex:
 
 
 AGENT_INSERT = insert(Agent).returning(Agent.pk, sort_by_parameter_order=True)
-CARD_INSERT = insert(AgentCard)
+# The rows of a version and of its checks go straight to the driver (see DriverStatement): they
+# are written once per registration.
+CARD_INSERT = DriverStatement(insert(AgentCard), (
+    "agent_pk", "version", "source", "fetched_from", "raw", "sha256", "protocol_version", "flavor", "valid", "issues",
+    "is_current", "fetched_at", "etag", "last_modified",
+))
 
 
 class CatalogWriter:
@@ -260,7 +265,7 @@ class CatalogWriter:
     def insert_agents(self, conn: Connection, batch: list[tuple[CardRecord, dict[str, Any]]]) -> list[int]:
         """Insert agents given (record, full agent columns); return their pks in order."""
         pks = [row.pk for row in conn.execute(AGENT_INSERT, [columns for _, columns in batch])]
-        conn.execute(CARD_INSERT, [card_values(record, pk, 1) for (record, _), pk in zip(batch, pks)])
+        CARD_INSERT.execute_many(conn, [card_values(record, pk, 1) for (record, _), pk in zip(batch, pks)])
         write_trust(conn, [(record.trust, pk, 1) for (record, _), pk in zip(batch, pks)])
         terms = self._index(conn, [(pk, record.summary, columns) for pk, (record, columns) in zip(pks, batch)])
         active = {pk for pk, (_, columns) in zip(pks, batch) if columns["status"] == ACTIVE}
@@ -270,7 +275,7 @@ class CatalogWriter:
     @staticmethod
     def insert_card(conn: Connection, record: CardRecord, agent_pk: int, version: int, *, current: bool = True) -> None:
         """One more version of an agent's card, with its signature checks and endorsement."""
-        conn.execute(CARD_INSERT, [{**card_values(record, agent_pk, version), "is_current": current}])
+        CARD_INSERT.execute_many(conn, [{**card_values(record, agent_pk, version), "is_current": current}])
         write_trust(conn, [(record.trust, agent_pk, version)])
 
     def reindex(self, conn: Connection, agent_pk: int, record: CardRecord, status: str) -> dict[str, Any]:

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, delete, insert, select, update
 
+from registry.db import DriverStatement
 from registry.models import Agent, AgentTerm, CardEndorsement, SignatureCheck
 from registry.services.trust_state import CardTrust
 
-CHECK_INSERT = insert(SignatureCheck)
-ENDORSEMENT_INSERT = insert(CardEndorsement)
+CHECK_INSERT = DriverStatement(insert(SignatureCheck), (
+    "agent_pk", "card_version", "position", "outcome", "kid", "alg", "key_source", "key_thumbprint", "form", "uncovered",
+    "detail", "checked_at",
+))
+ENDORSEMENT_INSERT = DriverStatement(insert(CardEndorsement), ("agent_pk", "card_version", "signed_at", "kid", "jku", "entry"))
 TERM_INSERT = insert(AgentTerm)
 SIGNATURE_TERM = "sig"
 
@@ -19,9 +23,9 @@ def write_trust(conn: Connection, items: list[tuple[CardTrust | None, int, int]]
     checks = [row for trust, pk, version in items if trust for row in trust.check_rows(pk, version)]
     endorsements = [row for trust, pk, version in items if trust for row in trust.endorsement_rows(pk, version)]
     if checks:
-        conn.execute(CHECK_INSERT, checks)
+        CHECK_INSERT.execute_many(conn, checks)
     if endorsements:
-        conn.execute(ENDORSEMENT_INSERT, endorsements)
+        ENDORSEMENT_INSERT.execute_many(conn, endorsements)
 
 
 def replace_current_trust(conn: Connection, agent_pk: int, trust: CardTrust, version: int | None = None) -> None:
