@@ -96,7 +96,8 @@ class AgentTerm(Base):
     """A normalised, searchable value of an agent: kind is tag, skill, input, output, cap, proto or status."""
 
     __tablename__ = "agent_terms"
-    __table_args__ = (Index("ix_agent_terms_lookup", "kind", "value", "agent_pk"),)
+    # On SQLite clustered on the primary key (migration 0011): stored twice, not three times.
+    __table_args__ = (Index("ix_agent_terms_lookup", "kind", "value", "agent_pk"), {"sqlite_with_rowid": False})
 
     agent_pk: Mapped[int] = mapped_column(ForeignKey("agents.pk", ondelete="CASCADE"), primary_key=True)
     kind: Mapped[str] = mapped_column(String(10), primary_key=True)

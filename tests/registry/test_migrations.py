@@ -36,3 +36,27 @@ def test_a_large_profile_comes_back_intact_from_search_and_is_stored_with_lz4_on
             lz4 = conn.scalar(text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"))
             method = conn.scalar(text("SELECT pg_column_compression(profile) FROM agents"))
         assert method == ("lz4" if lz4 else "pglz")
+
+
+def test_sqlite_keeps_the_terms_clustered_without_rowids_and_the_rebuild_keeps_every_term(services, client, auth):  # type: ignore[no-untyped-def]
+    from alembic import command
+
+    from registry.migrate import alembic_config, upgrade
+
+    for n, tags in enumerate([["rebuilt", "kept"], ["rebuilt"]]):
+        body = {"card": make_card(f"Terms {n}", tags=tags), "cardUrl": f"https://terms{n}.example.com/card.json"}
+        assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
+    before = client.get("/v1/agents?tag=rebuilt&tag=kept&match=any").get_json()["items"]
+
+    config = alembic_config(services.engine)
+    with services.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0010_tag_counts")
+    upgrade(services.engine)
+
+    assert client.get("/v1/agents?tag=rebuilt&tag=kept&match=any").get_json()["items"] == before
+    assert len(before) == 2
+    if services.engine.dialect.name == "sqlite":
+        with services.engine.connect() as conn:
+            ddl = conn.scalar(text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'agent_terms'"))
+        assert ddl.rstrip().endswith("WITHOUT ROWID")
