@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, MetaData, create_engine, event, exc
+from sqlalchemy import Connection, Engine, Insert, MetaData, create_engine, event, exc
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import StaticPool
@@ -263,7 +263,8 @@ class DriverStatement:
     def __init__(self, statement: Any, columns: Sequence[str] | None = None) -> None:
         """`columns`: for an INSERT given no values, the columns each row gives (as `execute` would
         learn from the first row's keys); columns a row leaves out get no default here."""
-        self._statement = statement
+        # It reads nothing back, so an INSERT must not ask PostgreSQL for the new ids (RETURNING).
+        self._statement = statement.inline() if isinstance(statement, Insert) else statement
         self._columns = list(columns) if columns is not None else None
         self._forms: dict[str, _DriverForm] = {}
 

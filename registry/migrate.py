@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from alembic import command
@@ -21,11 +23,29 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def upgrade(engine: Engine, revision: str = "heads") -> None:
-    """Bring the database to `revision` (default: every head; features add independent branches)."""
+    """Bring the database to `revision` (default: every head; features add independent branches),
+    all or nothing."""
+    with _one_transaction(engine) as config:
+        command.upgrade(config, revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Take the database back to `revision`, all or nothing."""
+    with _one_transaction(engine) as config:
+        command.downgrade(config, revision)
+
+
+@contextlib.contextmanager
+def _one_transaction(engine: Engine) -> Iterator[Config]:
     config = alembic_config(engine)
     with engine.begin() as connection:
+        if connection.dialect.name == "sqlite":
+            # The driver opens a transaction only before INSERT, UPDATE or DELETE: each CREATE,
+            # DROP or ALTER would commit on its own, and a migration that failed halfway would
+            # leave its first tables behind for the next attempt to trip over.
+            connection.exec_driver_sql("BEGIN")
         config.attributes["connection"] = connection
-        command.upgrade(config, revision)
+        yield config
 
 
 def current_revisions(engine: Engine) -> frozenset[str]:

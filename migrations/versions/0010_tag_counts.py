@@ -6,6 +6,8 @@
 SQLite and 180 ms on PostgreSQL when every request counted the catalog's tag rows.
 
 The counts are filled here from the agents already registered: one pass over their tag rows.
+Upgrade with the web processes of the previous release stopped, as for any release: one still
+running would register agents without writing their deltas, and nothing recounts them.
 
 Revision ID: 0010_tag_counts
 Revises: 0009_profile_lz4

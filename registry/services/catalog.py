@@ -349,9 +349,9 @@ class CatalogService:
             return self._write_version(session.connection(), actor, agent_pk, record, action)
 
     def _write_version(self, conn: Connection, actor: Actor | None, agent_pk: int, record: CardRecord, action: str) -> bool:
+        self._writer.lock_agent(conn, agent_pk)
         current = conn.execute(
-            select(Agent.card_sha256, Agent.card_version, Agent.id, Agent.status)
-            .where(Agent.pk == agent_pk).with_for_update()
+            select(Agent.card_sha256, Agent.card_version, Agent.id, Agent.status).where(Agent.pk == agent_pk)
         ).one()
         if current.card_sha256 == record.sha256:
             return False

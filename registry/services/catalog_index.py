@@ -280,7 +280,7 @@ class CatalogWriter:
 
     def reindex(self, conn: Connection, agent_pk: int, record: CardRecord, status: str) -> dict[str, Any]:
         """Replace the terms and text of an agent with those of its new card. The caller holds the
-        agent's row lock (the tags it had are read here and must not change meanwhile)."""
+        agent (`lock_agent`): the tags it had are read here and must not change meanwhile."""
         old_tags = self.tag_counts.agent_tags(conn, agent_pk)
         conn.execute(delete(AgentTerm).where(AgentTerm.agent_pk == agent_pk))
         self.text_index.remove(conn, agent_pk)
@@ -292,7 +292,7 @@ class CatalogWriter:
         return values
 
     def set_status(self, conn: Connection, agent_pk: int, status: str) -> None:
-        """Set the status term. The caller holds the agent's row lock (it updated the agent)."""
+        """Set the status term. The caller holds the agent (it updated the agent's row first)."""
         was = conn.scalar(select(AgentTerm.value).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status"))
         conn.execute(
             update(AgentTerm).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status").values(value=status)
@@ -301,9 +301,20 @@ class CatalogWriter:
             tags = self.tag_counts.agent_tags(conn, agent_pk)
             self.tag_counts.change(conn, added=tags if status == ACTIVE else (), removed=() if status == ACTIVE else tags)
 
+    @staticmethod
+    def lock_agent(conn: Connection, agent_pk: int) -> None:
+        """Hold the agent against other writers until the transaction ends, before reading what is
+        about to change (its status and tags): a change committed meanwhile is then seen, not
+        overwritten or counted twice. PostgreSQL locks the row. SQLite has no row locks, and the
+        driver opens the transaction only at the first write: a write that changes nothing takes
+        the database's write lock."""
+        if conn.dialect.name == "sqlite":
+            conn.execute(update(Agent).where(Agent.pk == agent_pk).values(status=Agent.status))
+        else:
+            conn.execute(select(Agent.pk).where(Agent.pk == agent_pk).with_for_update())
+
     def remove(self, conn: Connection, agent_pk: int) -> None:
-        # Locked first: a status change committed meanwhile is then seen, not counted twice.
-        conn.execute(select(Agent.pk).where(Agent.pk == agent_pk).with_for_update())
+        self.lock_agent(conn, agent_pk)
         was = conn.scalar(select(AgentTerm.value).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status"))
         if was == ACTIVE:
             self.tag_counts.change(conn, removed=self.tag_counts.agent_tags(conn, agent_pk))

@@ -14,14 +14,12 @@ from __future__ import annotations
 import collections
 from collections.abc import Iterable
 
-from sqlalchemy import Connection, Engine, delete, func, select, union_all
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Connection, Engine, delete, func, select, text, union_all
 
-from registry.db import DriverInsert
+from registry.db import DriverInsert, writer_lock
 from registry.models import AgentTerm, TagCount, TagCountDelta
 
-FOLD_EVERY = 2.0  # an empty fold is one DELETE that finds nothing
+FOLD_EVERY = 2.0  # with nothing to fold, a fold is one read of an empty table
 
 
 class TagCounts:
@@ -29,10 +27,6 @@ class TagCounts:
 
     def __init__(self, dialect: str) -> None:
         self._deltas = DriverInsert(dialect, "tag_count_deltas", {"tag": "text", "delta": "integer"})
-        upsert = postgresql_insert(TagCount) if dialect == "postgresql" else sqlite_insert(TagCount)
-        self._upsert = upsert.on_conflict_do_update(
-            index_elements=[TagCount.tag], set_={"count": TagCount.count + upsert.excluded.count}
-        )
 
     def change(self, conn: Connection, added: Iterable[str] = (), removed: Iterable[str] = ()) -> None:
         """Record that active agents gained the `added` tags and lost the `removed` ones (a tag
@@ -64,21 +58,38 @@ class TagCounts:
         return [(row.tag, int(row.count)) for row in conn.execute(stmt)]
 
     def fold(self, engine: Engine) -> int:
-        """Move every committed delta into `tag_counts` in one transaction; return how many.
+        """Move every committed delta into `tag_counts` in one transaction, summed in the database;
+        return how many tags' counts changed.
 
-        The deltas are deleted and returned by one statement, so a delta committed meanwhile is
-        either folded or left for the next fold, never lost or counted twice; a read sees the
-        counts either before or after the fold, both exact.
+        No delta is lost or counted twice. On PostgreSQL the deltas are deleted and summed by one
+        statement, so one committed meanwhile is left for the next fold. On SQLite the first
+        statement takes the database's write lock, so none can be committed meanwhile. A read sees
+        the counts before or after the fold, both exact.
         """
-        with engine.begin() as conn:
-            moved = conn.execute(delete(TagCountDelta).returning(TagCountDelta.tag, TagCountDelta.delta)).all()
-            if not moved:
-                return 0
-            sums: collections.Counter[str] = collections.Counter()
-            for tag, delta in moved:
-                sums[tag] += delta
-            changed = [{"tag": tag, "count": n} for tag, n in sorted(sums.items()) if n]
+        with engine.connect() as conn:
+            if conn.scalar(select(TagCountDelta.id).limit(1)) is None:
+                return 0  # no write lock taken for nothing
+        with writer_lock(engine).hold(), engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                changed = conn.execute(_FOLD_POSTGRESQL).rowcount
+            else:
+                changed = conn.execute(_FOLD_SQLITE).rowcount
+                conn.execute(delete(TagCountDelta))
             if changed:
-                conn.execute(self._upsert, changed)
                 conn.execute(delete(TagCount).where(TagCount.count <= 0))
-        return len(moved)
+        return max(changed, 0)
+
+
+# Sums in tag order: two folds at once upsert the same tags in the same order (no deadlock).
+_FOLD_POSTGRESQL = text(
+    "WITH moved AS (DELETE FROM tag_count_deltas RETURNING tag, delta) "
+    "INSERT INTO tag_counts AS c (tag, count) "
+    "SELECT tag, SUM(delta) FROM moved GROUP BY tag HAVING SUM(delta) <> 0 ORDER BY tag "
+    "ON CONFLICT (tag) DO UPDATE SET count = c.count + EXCLUDED.count"
+)
+# `WHERE true`: SQLite's parser needs a WHERE before an upsert's ON CONFLICT after a SELECT.
+_FOLD_SQLITE = text(
+    "INSERT INTO tag_counts (tag, count) "
+    "SELECT tag, SUM(delta) FROM tag_count_deltas WHERE true GROUP BY tag HAVING SUM(delta) <> 0 ORDER BY tag "
+    "ON CONFLICT (tag) DO UPDATE SET count = tag_counts.count + excluded.count"
+)

@@ -377,3 +377,17 @@ def test_driver_statement_raises_sqlalchemys_integrity_error_and_the_transaction
     finally:
         table.drop(engine)
         engine.dispose()
+
+
+def test_driver_statement_inserts_ask_postgresql_for_nothing_back():
+    from sqlalchemy import insert
+    from sqlalchemy.dialects import postgresql
+
+    from registry.db import DriverStatement
+    from registry.models import AgentCard
+
+    # A lone-row INSERT into a table with a serial key compiles with RETURNING pk unless inline;
+    # the statement reads nothing back, so PostgreSQL would build and send rows for nothing.
+    assert "RETURNING" in insert(AgentCard).compile(dialect=postgresql.psycopg.dialect(), column_keys=["agent_pk"]).string
+    driver = DriverStatement(insert(AgentCard), columns=["agent_pk"])
+    assert "RETURNING" not in driver._statement.compile(dialect=postgresql.psycopg.dialect(), column_keys=["agent_pk"]).string

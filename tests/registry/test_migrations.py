@@ -39,19 +39,14 @@ def test_a_large_profile_comes_back_intact_from_search_and_is_stored_with_lz4_on
 
 
 def test_sqlite_keeps_the_terms_clustered_without_rowids_and_the_rebuild_keeps_every_term(services, client, auth):  # type: ignore[no-untyped-def]
-    from alembic import command
-
-    from registry.migrate import alembic_config, upgrade
+    from registry.migrate import downgrade, upgrade
 
     for n, tags in enumerate([["rebuilt", "kept"], ["rebuilt"]]):
         body = {"card": make_card(f"Terms {n}", tags=tags), "cardUrl": f"https://terms{n}.example.com/card.json"}
         assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
     before = client.get("/v1/agents?tag=rebuilt&tag=kept&match=any").get_json()["items"]
 
-    config = alembic_config(services.engine)
-    with services.engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0010_tag_counts")
+    downgrade(services.engine, "0010_tag_counts")
     upgrade(services.engine)
 
     assert client.get("/v1/agents?tag=rebuilt&tag=kept&match=any").get_json()["items"] == before
@@ -60,3 +55,31 @@ def test_sqlite_keeps_the_terms_clustered_without_rowids_and_the_rebuild_keeps_e
         with services.engine.connect() as conn:
             ddl = conn.scalar(text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'agent_terms'"))
         assert ddl.rstrip().endswith("WITHOUT ROWID")
+
+
+def test_a_migration_that_fails_halfway_leaves_the_database_as_it_was_and_can_be_retried(services, client, auth):  # type: ignore[no-untyped-def]
+    import pytest
+    from sqlalchemy import event, inspect
+
+    from registry.migrate import current_revisions, downgrade, upgrade
+
+    body = {"card": make_card("Before", tags=["retried"]), "cardUrl": "https://before.example.com/card.json"}
+    assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
+    downgrade(services.engine, "0009_profile_lz4")
+    revisions = current_revisions(services.engine)
+
+    def fail_the_backfill(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
+        if statement.startswith("INSERT INTO tag_counts"):  # 0010: after it created its two tables
+            raise RuntimeError("the disk filled up")
+
+    event.listen(services.engine, "before_cursor_execute", fail_the_backfill)
+    try:
+        with pytest.raises(RuntimeError, match="disk filled up"):
+            upgrade(services.engine)
+    finally:
+        event.remove(services.engine, "before_cursor_execute", fail_the_backfill)
+    assert current_revisions(services.engine) == revisions
+    assert not {"tag_counts", "tag_count_deltas"} & set(inspect(services.engine).get_table_names())
+
+    upgrade(services.engine)
+    assert client.get("/v1/tags?prefix=retried").get_json()["items"] == [{"tag": "retried", "count": 1}]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 
-from alembic import command
 from sqlalchemy import func, select, text
 
-from registry.migrate import alembic_config, upgrade
+from registry.migrate import downgrade, upgrade
 from registry.models import TagCount, TagCountDelta
+from registry.services.tag_counts import TagCounts
 from tests.support.cards import make_card
 
 # What `GET /v1/tags` counted on every request before the counts were kept: each tag row of each
@@ -91,10 +92,7 @@ def test_the_migration_fills_the_counts_from_the_agents_already_registered(servi
     deprecated = services.catalog.register_card(actor, make_card("Old 3", tags=["gamma"]), "https://old3.example.com/card.json")
     services.catalog.update_status(actor, deprecated.agent.id, "deprecated", None)
 
-    config = alembic_config(services.engine)
-    with services.engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0009_profile_lz4")
+    downgrade(services.engine, "0009_profile_lz4")
     upgrade(services.engine)
 
     assert listed(services) == [("beta", 3), ("alpha", 1), ("gamma", 1)]
@@ -118,3 +116,60 @@ def test_the_worker_folds_the_deltas_with_the_tag_counts_job(services, actor, da
     with services.engine.connect() as conn:
         assert dict(conn.execute(select(TagCount.tag, TagCount.count)).all()) == {"one": 1, "two": 1}
     assert listed(services) == [("one", 1), ("two", 1)]
+
+
+def _meanwhile(action) -> tuple[threading.Thread, list[BaseException]]:  # type: ignore[no-untyped-def]
+    """Run `action` in another thread and give it half a second: time to finish, or to wait for a
+    lock the caller holds."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            action()
+        except BaseException as error:  # handed to the test
+            errors.append(error)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(0.5)
+    return thread, errors
+
+
+def test_two_deletes_of_one_agent_at_once_take_its_tags_off_once(services, actor, monkeypatch):  # type: ignore[no-untyped-def]
+    doomed = services.catalog.register_card(actor, make_card("Doomed", tags=["x"]), "https://doomed.example.com/card.json").agent
+    services.catalog.register_card(actor, make_card("Stays", tags=["x"]), "https://stays.example.com/card.json")
+    change, other = TagCounts.change, []
+
+    def delete_again_meanwhile(self, conn, added=(), removed=()):  # type: ignore[no-untyped-def]
+        if not other:  # the first delete has read the agent's tags; a retry of it arrives now
+            other.append(_meanwhile(lambda: services.catalog.delete(actor, doomed.id)))
+        return change(self, conn, added, removed)
+
+    monkeypatch.setattr(TagCounts, "change", delete_again_meanwhile)
+    services.catalog.delete(actor, doomed.id)
+    thread, errors = other[0]
+    thread.join(60)
+    assert not thread.is_alive() and errors == []
+    assert dict(listed(services)) == live_counts(services) == {"x": 1}
+
+
+def test_a_new_card_and_a_deprecation_at_once_leave_the_agent_uncounted(services, actor, monkeypatch):  # type: ignore[no-untyped-def]
+    from registry.services import catalog as catalog_module
+
+    agent = services.catalog.register_card(actor, make_card("Racing", tags=["old"]), "https://racing.example.com/card.json").agent
+    next_version, other = catalog_module._next_version, []
+
+    def deprecate_meanwhile(conn, agent_pk):  # type: ignore[no-untyped-def]
+        if not other:  # the new card's writer has read the agent's status; a deprecation arrives now
+            other.append(_meanwhile(lambda: services.catalog.update_status(actor, agent.id, "deprecated", None)))
+        return next_version(conn, agent_pk)
+
+    monkeypatch.setattr(catalog_module, "_next_version", deprecate_meanwhile)
+    services.catalog.replace_card(actor, agent.id, make_card("Racing", tags=["new"]))
+    thread, errors = other[0]
+    thread.join(60)
+    assert not thread.is_alive() and errors == []
+    assert dict(listed(services)) == live_counts(services) == {}
+    with services.engine.connect() as conn:
+        status_term = conn.scalar(text("SELECT value FROM agent_terms WHERE kind = 'status'"))
+    assert status_term == "deprecated"
