@@ -293,7 +293,7 @@ class CatalogWriter:
 
     def set_status(self, conn: Connection, agent_pk: int, status: str) -> None:
         """Set the status term. The caller holds the agent (it updated the agent's row first)."""
-        was = conn.scalar(select(AgentTerm.value).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status"))
+        was = _status_term(conn, agent_pk)
         conn.execute(
             update(AgentTerm).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status").values(value=status)
         )
@@ -315,7 +315,7 @@ class CatalogWriter:
 
     def remove(self, conn: Connection, agent_pk: int) -> None:
         self.lock_agent(conn, agent_pk)
-        was = conn.scalar(select(AgentTerm.value).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status"))
+        was = _status_term(conn, agent_pk)
         if was == ACTIVE:
             self.tag_counts.change(conn, removed=self.tag_counts.agent_tags(conn, agent_pk))
         self.text_index.remove(conn, agent_pk)
@@ -327,3 +327,8 @@ class CatalogWriter:
         self._terms.run(conn, terms)
         self.text_index.write(conn, [(pk, search_document(s)) for pk, s, _ in items])
         return terms
+
+
+def _status_term(conn: Connection, agent_pk: int) -> str | None:
+    """The status the agent's terms hold (what its tags are counted under)."""
+    return conn.scalar(select(AgentTerm.value).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status"))
