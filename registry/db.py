@@ -256,8 +256,8 @@ class DriverStatement:
     processing (UTC datetimes become SQLite text, JSON is serialised), and errors raised as
     SQLAlchemy's (a duplicate is an `IntegrityError`). Statements run this way do not fire
     `before_cursor_execute`, and read nothing back. (Registration's many plain-valued term rows
-    take `DriverInsert` instead: one `unnest` INSERT a batch on
-    PostgreSQL, where executing once per row cost the server more.)
+    take `DriverInsert` instead: one `unnest` INSERT a batch on PostgreSQL, where executing once
+    per row cost the server more.)
     """
 
     def __init__(self, statement: Any, columns: Sequence[str] | None = None) -> None:

@@ -2,11 +2,11 @@
 
 `GET /v1/tags` used to group every tag row of every active agent: 82 ms over 10,000 agents on
 SQLite and 180 ms on PostgreSQL, growing with the catalog. Now every write that changes an agent's
-tags or whether it is active appends +1/-1 rows to `tag_count_deltas` in the transaction that makes
-the change, and a read adds them to `tag_counts`: the answer is exact at once and costs one row per tag in use plus
-the deltas not yet folded. The `tag-counts` job folds the deltas into `tag_counts` every few
-seconds. Writers only ever insert deltas, so concurrent registrations never wait for each other on
-a popular tag's counter row.
+tags or whether it is active appends one row per tag it changes (+n/-n) to `tag_count_deltas`, in
+the transaction that makes the change, and a read adds them to `tag_counts`: the answer is exact at
+once and costs one row per tag in use plus the deltas not yet folded. The `tag-counts` job folds
+the deltas into `tag_counts` every few seconds. Writers only ever insert deltas, so concurrent
+registrations never wait for each other on a popular tag's counter row.
 """
 
 from __future__ import annotations
