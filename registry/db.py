@@ -15,7 +15,7 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -270,20 +270,62 @@ class DriverStatement:
 
     def execute_many(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         """Run the statement once per row (each a dict of its bind parameters) in `conn`'s transaction."""
-        dialect = conn.dialect
+        self.run(conn, self.prepare(conn.dialect, rows))
+
+    def prepare(self, dialect: Dialect, rows: list[dict[str, Any]]) -> list[Any]:
+        """The driver's parameters of each row, bind-processed (e.g. JSON serialised), for `run`.
+        Preparing before taking a write lock keeps that work out of the time the lock is held."""
+        form = self._form(dialect)
+        return [form.parameters(row) for row in rows]
+
+    def with_value(self, dialect: Dialect, name: str) -> Callable[[Any, Any], Any]:
+        """fill(parameters, value): prepared parameters with the plain value of `name` set, for
+        a value known only inside the transaction (a new row's key)."""
+        return self._form(dialect).setter(name)
+
+    def run(self, conn: Connection, parameters: list[Any]) -> None:
+        """Run the statement once per prepared parameter set in `conn`'s transaction."""
+        with self._cursor(conn, parameters) as (cursor, sql):
+            cursor.executemany(sql, parameters)
+
+    def insert_keys(self, conn: Connection, parameters: list[Any]) -> list[int]:
+        """Run an INSERT once per prepared parameter set; the new rows' integer primary keys, in
+        order (SQLite's `lastrowid`; PostgreSQL's `RETURNING`, one result per row)."""
+        if conn.dialect.name == "sqlite":
+            keys = []
+            with self._cursor(conn, parameters) as (cursor, sql):
+                for row in parameters:
+                    cursor.execute(sql, row)
+                    keys.append(cursor.lastrowid)
+            return keys
+        (key,) = self._statement.table.primary_key.columns
+        with self._cursor(conn, parameters, f" RETURNING {key.name}") as (cursor, sql):
+            cursor.executemany(sql, parameters, returning=True)
+            keys = [cursor.fetchone()[0]]
+            while cursor.nextset():
+                keys.append(cursor.fetchone()[0])
+        return keys
+
+    def _form(self, dialect: Dialect) -> _DriverForm:
         form = self._forms.get(dialect.name)
         if form is None:
             compiled = self._statement.compile(dialect=dialect, column_keys=self._columns)
             form = self._forms[dialect.name] = _DriverForm(compiled, dialect)
-        parameters = [form.parameters(row) for row in rows]
+        return form
+
+    @contextlib.contextmanager
+    def _cursor(self, conn: Connection, parameters: list[Any], suffix: str = "") -> Iterator[tuple[Any, str]]:
+        """A driver cursor of `conn` and the statement's SQL; driver errors raised as SQLAlchemy's."""
+        dialect = conn.dialect
+        sql = self._form(dialect).sql + suffix
         cursor = conn.connection.cursor()
         try:
-            cursor.executemany(form.sql, parameters)
+            yield cursor, sql
         except dialect.loaded_dbapi.Error as error:
             # A connection the database dropped leaves the pool when the caller's transaction
             # fails to roll back on it (tests/registry/test_pool_ping.py); the error says so.
             gone = dialect.is_disconnect(error, conn.connection.dbapi_connection, cursor)
-            raise exc.DBAPIError.instance(form.sql, parameters, error, dialect.loaded_dbapi.Error,
+            raise exc.DBAPIError.instance(sql, parameters, error, dialect.loaded_dbapi.Error,
                                           dialect=dialect, connection_invalidated=gone) from error
         finally:
             cursor.close()
@@ -308,3 +350,9 @@ class _DriverForm:
         for name, processor in self._processors:
             values[name] = processor(values[name])
         return values if self._order is None else tuple(values[name] for name in self._order)
+
+    def setter(self, name: str) -> Callable[[Any, Any], Any]:
+        if self._order is None:
+            return lambda parameters, value: {**parameters, name: value}
+        index = self._order.index(name)
+        return lambda parameters, value: (*parameters[:index], value, *parameters[index + 1:])

@@ -29,7 +29,7 @@ from registry.models import Agent, AgentCard, AuditEntry
 from registry.models.types import utcnow
 from registry.services.card_fetcher import CardFetcher, FetchedCard, NotModified
 from registry.services.card_urls import canonical_card_url
-from registry.services.catalog_index import CardRecord, CatalogWriter, agent_values
+from registry.services.catalog_index import CardRecord, CatalogWriter, NewAgent, agent_values
 from registry.services.group_commit import GroupCommitter
 from registry.services.tag_counts import TagCounts
 from registry.services.tokens import Actor
@@ -85,8 +85,8 @@ class CatalogService:
         self._clock = clock
         self._new_id = new_id
         self._engine = sessions.kw["bind"]
-        self._writer = CatalogWriter(self._engine.dialect.name)
-        self._committer: GroupCommitter[tuple[Actor, CardRecord, dict[str, Any]]] = GroupCommitter(
+        self._writer = CatalogWriter(self._engine.dialect)
+        self._committer: GroupCommitter[tuple[NewAgent, Any]] = GroupCommitter(
             self._write_registrations, lambda item: self._write_registrations([item]),
             serialize=writer_lock(self._engine).hold,
         )
@@ -298,20 +298,20 @@ class CatalogService:
 
     def _insert_one(self, actor: Actor, record: CardRecord, scope: KeyScope | None = None) -> AgentSnapshot:
         columns = self._new_agent_columns(actor, record, scope)
+        # Rows prepared here, so that the writer (SQLite has one) holds the database only to write them.
+        audit = AUDIT_INSERT.prepare(self._engine.dialect, [
+            self._audit_row(actor, "agent.register", columns["id"], {"cardUrl": record.card_url})])
         try:
-            self._committer.submit((actor, record, columns))
+            self._committer.submit((self._writer.prepare(record, columns), audit[0]))
         except IntegrityError:
             self._refuse_known_url(record.card_url)
             raise
         return AgentSnapshot.of(columns)
 
-    def _write_registrations(self, batch: list[tuple[Actor, CardRecord, dict[str, Any]]]) -> None:
+    def _write_registrations(self, batch: list[tuple[NewAgent, Any]]) -> None:
         with self._engine.begin() as conn:
-            self._writer.insert_agents(conn, [(record, columns) for _, record, columns in batch])
-            AUDIT_INSERT.execute_many(conn, [
-                self._audit_row(actor, "agent.register", columns["id"], {"cardUrl": record.card_url})
-                for actor, record, columns in batch
-            ])
+            self._writer.insert_agents(conn, [new for new, _ in batch])
+            AUDIT_INSERT.run(conn, [audit for _, audit in batch])
 
     def _insert_batch(self, actor: Actor, batch: list[tuple[int, CardRecord]],
                       scopes: dict[int, KeyScope | None]) -> list[ImportOutcome]:
@@ -321,9 +321,10 @@ class CatalogService:
         if not fresh.new:
             return outcomes
         extras = [self._new_agent_columns(actor, r, scopes[i]) for i, r in fresh.new]
+        prepared = [self._writer.prepare(r, e) for (_, r), e in zip(fresh.new, extras)]
         try:
             with writer_lock(self._engine).hold(), self._engine.begin() as conn:
-                self._writer.insert_agents(conn, [(r, e) for (_, r), e in zip(fresh.new, extras)])
+                self._writer.insert_agents(conn, prepared)
                 self._audit(conn, actor, "agent.import", None, {"count": len(extras)})
         except IntegrityError:  # a duplicate inside the batch, or a race with another writer
             return outcomes + [self._insert_one_outcome(actor, i, r, scopes[i]) for i, r in fresh.new]

@@ -13,12 +13,13 @@ import unicodedata
 from typing import Any
 
 from sqlalchemy import Connection, delete, insert, select, text, update
+from sqlalchemy.engine import Dialect
 
 from registry import jsontext
 from registry.db import DriverInsert, DriverStatement
 from registry.models import Agent, AgentCard, AgentTerm
 from registry.services.tag_counts import TagCounts
-from registry.services.trust_rows import SIGNATURE_TERM, write_trust
+from registry.services.trust_rows import CHECK_INSERT, ENDORSEMENT_INSERT, SIGNATURE_TERM, write_trust
 from registry.services.trust_state import CardTrust
 from registry.validation import CardSummary, ValidationReport
 
@@ -241,13 +242,33 @@ class TextIndex:
         return " & ".join(f"{w}:*" for w in words)
 
 
-AGENT_INSERT = insert(Agent).returning(Agent.pk, sort_by_parameter_order=True)
+@functools.lru_cache(maxsize=8)
+def agent_insert(columns: tuple[str, ...]) -> DriverStatement:
+    """The INSERT of a new agent giving these columns (a registration without verification gives
+    no signature columns)."""
+    return DriverStatement(insert(Agent), columns)
+
+
 # The rows of a version and of its checks go straight to the driver (see DriverStatement): they
 # are written once per registration.
 CARD_INSERT = DriverStatement(insert(AgentCard), (
     "agent_pk", "version", "source", "fetched_from", "raw", "sha256", "protocol_version", "flavor", "valid", "issues",
     "is_current", "fetched_at", "etag", "last_modified",
 ))
+
+
+@dataclasses.dataclass(frozen=True)
+class NewAgent:
+    """The rows of a new agent as the driver takes them, all but its key (`CatalogWriter.prepare`)."""
+
+    insert: DriverStatement
+    agent: Any
+    card: Any
+    checks: list[Any]
+    endorsements: list[Any]
+    terms: list[tuple[str, str]]  # (kind, value)
+    document: str
+    counted_tags: list[str]  # the tags counted for it: all of them when it is active
 
 
 class CatalogWriter:
@@ -257,19 +278,49 @@ class CatalogWriter:
     forms per statement object.
     """
 
-    def __init__(self, dialect: str) -> None:
-        self.text_index = TextIndex(dialect)
-        self.tag_counts = TagCounts(dialect)
-        self._terms = DriverInsert(dialect, "agent_terms", {"agent_pk": "integer", "kind": "text", "value": "text"})
+    def __init__(self, dialect: Dialect) -> None:
+        self._dialect = dialect
+        self.text_index = TextIndex(dialect.name)
+        self.tag_counts = TagCounts(dialect.name)
+        self._terms = DriverInsert(dialect.name, "agent_terms", {"agent_pk": "integer", "kind": "text", "value": "text"})
+        self._card_key = CARD_INSERT.with_value(dialect, "agent_pk")
+        self._check_key = CHECK_INSERT.with_value(dialect, "agent_pk")
+        self._endorsement_key = ENDORSEMENT_INSERT.with_value(dialect, "agent_pk")
 
-    def insert_agents(self, conn: Connection, batch: list[tuple[CardRecord, dict[str, Any]]]) -> list[int]:
-        """Insert agents given (record, full agent columns); return their pks in order."""
-        pks = [row.pk for row in conn.execute(AGENT_INSERT, [columns for _, columns in batch])]
-        CARD_INSERT.execute_many(conn, [card_values(record, pk, 1) for (record, _), pk in zip(batch, pks)])
-        write_trust(conn, [(record.trust, pk, 1) for (record, _), pk in zip(batch, pks)])
-        terms = self._index(conn, [(pk, record.summary, columns) for pk, (record, columns) in zip(pks, batch)])
-        active = {pk for pk, (_, columns) in zip(pks, batch) if columns["status"] == ACTIVE}
-        self.tag_counts.change(conn, added=[value for pk, kind, value in terms if kind == "tag" and pk in active])
+    def prepare(self, record: CardRecord, columns: dict[str, Any]) -> NewAgent:
+        """A new agent's rows from its record and full agent columns, ready for `insert_agents`.
+        Everything but the key the database assigns is done here, outside any write lock: on
+        SQLite concurrent registrations queue for the one writer, for as long as it holds the lock."""
+        statement, trust = agent_insert(tuple(columns)), record.trust
+        terms = [(kind, value) for _, kind, value in term_rows(0, columns, record.summary)]
+        return NewAgent(
+            insert=statement,
+            agent=statement.prepare(self._dialect, [columns])[0],
+            card=CARD_INSERT.prepare(self._dialect, [card_values(record, 0, 1)])[0],
+            checks=CHECK_INSERT.prepare(self._dialect, trust.check_rows(0, 1)) if trust else [],
+            endorsements=ENDORSEMENT_INSERT.prepare(self._dialect, trust.endorsement_rows(0, 1)) if trust else [],
+            terms=terms,
+            document=search_document(record.summary),
+            counted_tags=[value for kind, value in terms if kind == "tag"] if columns["status"] == ACTIVE else [],
+        )
+
+    def insert_agents(self, conn: Connection, batch: list[NewAgent]) -> list[int]:
+        """Insert prepared agents; return their pks in order."""
+        keys: dict[int, int] = {}
+        for statement in dict.fromkeys(new.insert for new in batch):  # one statement unless some are unverified
+            mine = [i for i, new in enumerate(batch) if new.insert is statement]
+            keys.update(zip(mine, statement.insert_keys(conn, [batch[i].agent for i in mine])))
+        pks = [keys[i] for i in range(len(batch))]
+        CARD_INSERT.run(conn, [self._card_key(new.card, pk) for new, pk in zip(batch, pks)])
+        checks = [self._check_key(row, pk) for new, pk in zip(batch, pks) for row in new.checks]
+        if checks:
+            CHECK_INSERT.run(conn, checks)
+        endorsements = [self._endorsement_key(row, pk) for new, pk in zip(batch, pks) for row in new.endorsements]
+        if endorsements:
+            ENDORSEMENT_INSERT.run(conn, endorsements)
+        self._terms.run(conn, [(pk, kind, value) for new, pk in zip(batch, pks) for kind, value in new.terms])
+        self.text_index.write(conn, [(pk, new.document) for new, pk in zip(batch, pks)])
+        self.tag_counts.change(conn, added=[tag for new in batch for tag in new.counted_tags])
         return pks
 
     @staticmethod

@@ -11,7 +11,6 @@ Every caller returns only after its own rows are committed, so a 201 still means
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
@@ -19,11 +18,17 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 
-@dataclasses.dataclass
 class _Pending(Generic[T]):
-    item: T
-    done: threading.Event = dataclasses.field(default_factory=threading.Event)
-    error: BaseException | None = None
+    """An item and its outcome. `done` is a lock taken at birth and released by the leader once
+    the outcome is known: a waiter is woken by one release, without an Event's condition."""
+
+    __slots__ = ("item", "done", "error")
+
+    def __init__(self, item: T) -> None:
+        self.item = item
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.error: BaseException | None = None
 
 
 class GroupCommitter(Generic[T]):
@@ -69,7 +74,7 @@ class GroupCommitter(Generic[T]):
             self._leader_active = True
         if lead:
             self._lead()
-        mine.done.wait()
+        mine.done.acquire()
         if mine.error is not None:
             raise mine.error
 
@@ -88,21 +93,31 @@ class GroupCommitter(Generic[T]):
                     return
             # The batch is taken once this writer's turn has come: what arrived while another
             # writer held the database joins it, instead of waiting for a turn of its own.
-            with self._serialize():
-                with self._cond:  # only the leader takes items: there is still at least one
-                    batch, self._pending = self._pending[: self._max_batch], self._pending[self._max_batch :]
-                self._write_serialized(batch)
+            batch: list[_Pending[T]] = []
+            try:
+                with self._serialize():
+                    with self._cond:  # only the leader takes items: there is still at least one
+                        batch, self._pending = self._pending[: self._max_batch], self._pending[self._max_batch :]
+                    self._write_serialized(batch)
+            except BaseException as error:  # e.g. the process is stopping: the outcome is unknown
+                for pending in batch:
+                    pending.error = pending.error or error
+                with self._cond:  # whoever submits next leads what is still pending
+                    self._leader_active = False
+                raise
+            finally:  # woken once the database is free for the next writer (a wake-up is a system call)
+                for pending in batch:
+                    pending.done.release()
 
     def _write_serialized(self, batch: list[_Pending[T]]) -> None:
+        """Write the batch; each item's error, if any, is left on it."""
         try:
             self._write_batch([p.item for p in batch])
         except Exception as error:
             if len(batch) > 1:
                 self._write_each(batch)  # the batch rolled back as a whole; find whose item failed
-                return
-            batch[0].error = error
-        for pending in batch:
-            pending.done.set()
+            else:
+                batch[0].error = error
 
     def _write_each(self, batch: list[_Pending[T]]) -> None:
         for pending in batch:
@@ -110,4 +125,3 @@ class GroupCommitter(Generic[T]):
                 self._write_one(pending.item)
             except Exception as error:  # handed to the caller that submitted the item
                 pending.error = error
-            pending.done.set()

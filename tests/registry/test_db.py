@@ -379,6 +379,38 @@ def test_driver_statement_raises_sqlalchemys_integrity_error_and_the_transaction
         engine.dispose()
 
 
+def test_prepared_driver_rows_return_their_new_keys_in_order_and_take_a_value_set_later(database_url: str):
+    """Registration prepares its rows before the write lock and learns the agent's key inside it."""
+    import datetime as dt
+
+    from sqlalchemy import insert, select
+    from sqlalchemy.exc import IntegrityError
+
+    from registry.db import DriverStatement
+
+    engine, table = _driver_table(database_url)
+    statement = DriverStatement(insert(table), columns=["name", "body", "at", "state"])
+    at = dt.datetime(2026, 11, 23, 1, 2, 3, tzinfo=dt.UTC)
+    try:
+        prepared = statement.prepare(engine.dialect, [
+            {"name": name, "body": b"x", "at": at, "state": "new"} for name in ("c", "a", "b")])
+        set_state = statement.with_value(engine.dialect, "state")
+        with engine.begin() as conn:
+            keys = statement.insert_keys(conn, [set_state(p, "kept") for p in prepared])
+        with engine.connect() as conn:
+            rows = {row.pk: row for row in conn.execute(select(table))}
+        assert [rows[key].name for key in keys] == ["c", "a", "b"]  # each key is its own row's
+        assert {(row.state, row.at) for row in rows.values()} == {("kept", at)}  # bind-processed once, as execute would
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            statement.insert_keys(conn, statement.prepare(engine.dialect, [
+                {"name": "d", "body": b"", "at": at, "state": "x"}, {"name": "a", "body": b"", "at": at, "state": "x"}]))
+        with engine.connect() as conn:
+            assert sorted(conn.scalars(select(table.c.name))) == ["a", "b", "c"]  # "d" rolled back with the duplicate
+    finally:
+        table.drop(engine)
+        engine.dispose()
+
+
 def test_driver_statement_inserts_ask_postgresql_for_nothing_back():
     from sqlalchemy import insert
     from sqlalchemy.dialects import postgresql

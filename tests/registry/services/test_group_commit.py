@@ -240,8 +240,9 @@ def test_leaving_expecting_after_submitting_does_not_count_the_caller_twice():
 class RecordingSerializer:
     """A serialize() lock for committers that records how many writers are inside at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, leave_after: float = 0.0) -> None:
         self._lock = threading.Lock()
+        self._leave_after = leave_after  # seconds a writer takes to leave after its write
         self.inside = 0
         self.entries = 0
         self.most_inside = 0
@@ -255,6 +256,7 @@ class RecordingSerializer:
             try:
                 yield
             finally:
+                time.sleep(self._leave_after)
                 self.inside -= 1
 
 
@@ -321,6 +323,72 @@ def test_a_failed_write_releases_serialize():
     committer2 = GroupCommitter(lambda items: None, lambda item: None, serialize=serializer.hold)
     committer2.submit("b")  # would block forever on a lock left held
     assert serializer.entries == 2
+
+
+def test_callers_are_woken_once_the_database_is_free_for_the_next_writer():
+    """Waking a caller is a system call; done inside serialize() it would keep the other
+    process's writer waiting for it."""
+    serializer = RecordingSerializer(leave_after=0.2)  # a woken caller would see the writer inside
+    recorder = Recorder()
+    gate = threading.Event()
+
+    def write_batch(items: list[int]) -> None:
+        if items == [1]:
+            gate.wait(DEADLINE)  # the second caller queues behind the first batch
+        recorder.write_batch(items)
+
+    committer: GroupCommitter[int] = GroupCommitter(write_batch, recorder.write_one, serialize=serializer.hold)
+    inside_when_woken: dict[int, int] = {}
+
+    def submit(item: int) -> None:
+        committer.submit(item)
+        inside_when_woken[item] = serializer.inside
+
+    first = threading.Thread(target=submit, args=(1,))
+    first.start()
+    assert wait_for(lambda: serializer.inside == 1, DEADLINE), "the first caller never led"
+    second = threading.Thread(target=submit, args=(2,))
+    second.start()
+    assert wait_for(lambda: len(committer._pending) == 1, DEADLINE), "the second caller never queued"
+    gate.set()
+    for thread in (first, second):
+        thread.join(DEADLINE)
+    assert recorder.batches == [[1], [2]]
+    assert inside_when_woken == {1: 0, 2: 0}
+
+
+class Stopping(BaseException):
+    """Like KeyboardInterrupt or SystemExit: not an error of one item."""
+
+
+def test_a_write_cut_short_fails_its_whole_batch_and_the_next_caller_leads():
+    other_writer = threading.Lock()
+
+    def write_batch(items: list[int]) -> None:
+        if 1 in items:
+            raise Stopping()
+
+    committer: GroupCommitter[int] = GroupCommitter(write_batch, lambda item: None, serialize=lambda: other_writer)
+    outcomes: dict[int, BaseException | None] = {}
+
+    def submit(item: int) -> None:
+        try:
+            committer.submit(item)
+            outcomes[item] = None
+        except BaseException as error:  # noqa: BLE001 - the outcome under test
+            outcomes[item] = error
+
+    callers = [threading.Thread(target=submit, args=(item,)) for item in (1, 2)]
+    with other_writer:  # both items wait for the database and are written as one batch
+        callers[0].start()
+        assert wait_for(lambda: committer._leader_active, DEADLINE), "the first caller never led"
+        callers[1].start()
+        assert wait_for(lambda: len(committer._pending) == 2, DEADLINE), "the second caller never queued"
+    for caller in callers:
+        caller.join(DEADLINE)
+    assert {item: type(error) for item, error in outcomes.items()} == {1: Stopping, 2: Stopping}  # neither told "written"
+    assert not committer._leader_active
+    committer.submit(3)  # would wait forever for a leader that is gone
 
 
 # -- the real catalog: concurrent registrations on the test database -----------------------------
