@@ -10,6 +10,7 @@ import click
 from cli.exits import CliError, ExitCode
 
 DEFAULT_REGISTRY = "http://127.0.0.1:8420"
+WORKER_HEADER = "Agentdex-Worker"  # registry.api.catalog names its web process with it
 
 registry_option = click.option(
     "--registry", envvar="AGENTDEX_URL", default=DEFAULT_REGISTRY, show_default=True,
@@ -43,13 +44,24 @@ class RegistryClient:
         """`call` with a body that is already JSON text."""
         return self._send(method, path, data=body, headers={"Content-Type": "application/json"})
 
-    def _send(self, method: str, path: str, **options: Any) -> Any:
+    def worker(self) -> str | None:
+        """The name of the registry's web process that this client's connection reaches (the
+        connection is kept for the calls that follow); None when the registry does not say."""
+        return self._response("GET", "/healthz").headers.get(WORKER_HEADER)
+
+    def close(self) -> None:
+        self._session.close()
+
+    def _response(self, method: str, path: str, **options: Any) -> Any:
         import requests
 
         try:
-            response = self._session.request(method, self._base + path, timeout=self._timeout, **options)
+            return self._session.request(method, self._base + path, timeout=self._timeout, **options)
         except requests.RequestException as error:
             raise CliError(f"cannot reach the registry at {self._base}: {error}", ExitCode.UNREACHABLE) from None
+
+    def _send(self, method: str, path: str, **options: Any) -> Any:
+        response = self._response(method, path, **options)
         if response.status_code == 204:
             return None
         payload = _decode(response)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import secrets
+
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from registry.api.openapi import openapi_document
@@ -31,6 +34,22 @@ def openapi() -> Response:
     return jsonify(openapi_document())
 
 
+WORKER_HEADER = "Agentdex-Worker"
+_worker: tuple[int, str] = (0, "")
+
+
+def worker_name() -> str:
+    """A random name of this web process (a new one after a fork). It says which process answered
+    without saying anything about it: `agentdex import` spreads its connections over the processes
+    of a multi-process server with it."""
+    global _worker
+    if _worker[0] != os.getpid():
+        _worker = (os.getpid(), secrets.token_hex(6))
+    return _worker[1]
+
+
 @bp.get("/healthz")
 def healthz() -> Response:
-    return jsonify({"status": "ok"})
+    response = jsonify({"status": "ok"})
+    response.headers[WORKER_HEADER] = worker_name()
+    return response
