@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from cli.importer import Spread
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
@@ -92,6 +94,7 @@ class Http:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buffer = b""
+        self.headers: dict[bytes, bytes] = {}  # of the last response
         auth = f"Authorization: Bearer {token}\r\n" if token else ""
         self.head = f"Host: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n{auth}".encode()
 
@@ -111,7 +114,7 @@ class Http:
         head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
         lines = head.split(b"\r\n")
         status = int(lines[0].split()[1])
-        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
+        headers = self.headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
         if headers.get(b"transfer-encoding") == b"chunked":
             return status, self._chunked()
         size = int(headers.get(b"content-length", b"0"))
@@ -119,6 +122,14 @@ class Http:
             self._fill()
         raw, self.buffer = self.buffer[:size], self.buffer[size:]
         return status, raw
+
+    def worker(self) -> str | None:
+        """The registry's web process this connection reaches (`Agentdex-Worker` on /healthz)."""
+        self.send("GET", "/healthz")
+        return self.headers.get(b"agentdex-worker", b"").decode() or None
+
+    def close(self) -> None:
+        self.sock.close()
 
     def _chunked(self) -> bytes:
         body = b""
@@ -151,8 +162,12 @@ def post_cards(port: int, token: str, items: list[dict[str, Any]], clients: int,
     failures: list[Any] = []
     lock = threading.Lock()
 
+    spread = Spread(lambda: Http(port, token))  # as `agentdex import` does: a burst of new
+    # connections would otherwise often land on one web process (one process's 8 threads served
+    # 11 of the 16 connections in some runs), which measures the accept race, not the registry
+
     def work(part: list[bytes]) -> None:
-        http, mine = Http(port, token), []
+        http, mine = spread.connect(), []
         for data in part:
             t0 = time.perf_counter()
             status, body = http.send("POST", "/v1/agents", data)
