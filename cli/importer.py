@@ -93,7 +93,7 @@ class Spread:
     """Connects each of an import's connections to the registry's web process that holds the
     fewest of them. A multi-process server gives a new connection to whichever process accepts
     first, often the same one for all: measured on a two-process server, `--parallel 2` imported
-    1,670–1,720 cards/s with both connections on one process, 2,820–3,530 with one on each. A connection
+    1,670–1,720 cards/s with both connections on one process, 2,640–3,530 with one on each. A connection
     asks `/healthz` which process it reached and is made again (up to `tries` times) while another
     process has fewer, or while only one process has been seen and already holds one. Back-to-back
     connections tend to reach the same process in runs (eight in a row, seen on granian), so the
