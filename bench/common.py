@@ -163,8 +163,8 @@ def post_cards(port: int, token: str, items: list[dict[str, Any]], clients: int,
     lock = threading.Lock()
 
     spread = Spread(lambda: Http(port, token))  # as `agentdex import` does: a burst of new
-    # connections would otherwise often land on one web process (one process's 8 threads served
-    # 11 of the 16 connections in some runs), which measures the accept race, not the registry
+    # connections was otherwise split anywhere from 8/8 to 5/11 between two web processes, a
+    # property of the accept race rather than of the registry
 
     def work(part: list[bytes]) -> None:
         http, mine = spread.connect(), []

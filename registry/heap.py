@@ -13,7 +13,7 @@ It also makes collections rarer: a young-generation collection after every `YOUN
 container allocations instead of Python's 700. Requests allocate thousands of short-lived objects
 (a parsed card, its validation, its rows), nearly all freed by reference counting, and each
 collection of the young generation walks them and moves survivors to an older one, which is then
-walked in turn. Measured in one process importing 4,000 cards in batches of 1,000 (four rounds
+walked in turn. Measured in one process importing 4,000 cards in batches of 1,000 (two rounds
 each): collections took 0.10–0.15 ms a card with Python's thresholds, 0.025–0.04 ms with these.
 Cyclic garbage waits a little longer for its collection.
 """
