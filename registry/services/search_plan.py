@@ -47,7 +47,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from registry.models import Agent, AgentTerm
-from registry.services.catalog_index import TextIndex
+from registry.services.catalog_index import TSQUERY_MATCH, TextIndex
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ RARE_TERM = 2_000
 _TERMS = AgentTerm.__table__
 _AGENTS = Agent.__table__
 _FTS = table("agent_fts", column("rowid", Integer))
-_SEARCH = table("agent_search", column("agent_pk", Integer), column("document"))
+_SEARCH = table("agent_search", column("agent_pk", Integer))
 
 
 class TermStats:
@@ -316,7 +316,7 @@ class SearchPlanner:
             return _FTS.c.rowid, select(_FTS.c.rowid).where(text("agent_fts MATCH :q"))
         if driver == "text":
             return _SEARCH.c.agent_pk, select(_SEARCH.c.agent_pk).where(
-                text("agent_search.document_tsv @@ to_tsquery('simple', :q)"))
+                text(TSQUERY_MATCH.format(table="agent_search")))
         return _AGENTS.c.pk, select(_AGENTS.c.pk)
 
     @staticmethod
@@ -350,5 +350,5 @@ class SearchPlanner:
         return exists().where(
             search.c.agent_pk == driver_pk,
             search.c.agent_pk > bindparam("after"),
-            text("search_probe.document_tsv @@ to_tsquery('simple', :q)"),
+            text(TSQUERY_MATCH.format(table="search_probe")),
         )

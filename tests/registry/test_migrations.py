@@ -83,3 +83,26 @@ def test_a_migration_that_fails_halfway_leaves_the_database_as_it_was_and_can_be
 
     upgrade(services.engine)
     assert client.get("/v1/tags?prefix=retried").get_json()["items"] == [{"tag": "retried", "count": 1}]
+
+
+def test_0012_drops_the_terms_key_and_rebuilds_postgresql_text_vectors_from_the_documents(services, client, auth):  # type: ignore[no-untyped-def]
+    from sqlalchemy import inspect
+
+    from registry.migrate import downgrade, upgrade
+
+    body = {"card": make_card("Vector Agent", tags=["vectors"]), "cardUrl": "https://vector.example.com/card.json"}
+    assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
+    downgrade(services.engine, "0011_sqlite_terms_without_rowid")
+    assert [key["referred_table"] for key in inspect(services.engine).get_foreign_keys("agent_terms")] == ["agents"]
+    postgresql = services.engine.dialect.name == "postgresql"
+    if postgresql:  # a document as releases before 0012 stored it, vectorised by to_tsvector
+        with services.engine.begin() as conn:
+            conn.execute(text("UPDATE agent_search SET document = 'Vector Agent: Ünïcode d01-tag03 runs'"))
+        assert client.get("/v1/agents?q=unicode").get_json()["items"] == []  # to_tsvector keeps diacritics
+
+    upgrade(services.engine)
+
+    assert inspect(services.engine).get_foreign_keys("agent_terms") == []
+    assert [a["name"] for a in client.get("/v1/agents?tag=vectors").get_json()["items"]] == ["Vector Agent"]
+    found = [query for query in ("vector", "unicode", "tag03", "runs") if client.get(f"/v1/agents?q={query}").get_json()["items"]]
+    assert found == (["vector", "unicode", "tag03", "runs"] if postgresql else ["vector"])

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
-from registry.models import AuditEntry
+from registry.models import AgentTerm, AuditEntry
 from tests.support.cards import make_card, with_changes
 
 
@@ -83,6 +83,7 @@ def test_delete_removes_the_agent_and_the_audit_log_keeps_the_fact(client, auth,
     assert client.get("/v1/agents?tag=weather").json["items"] == []
     with services.sessions() as session:
         actions = session.scalars(select(AuditEntry.action).where(AuditEntry.agent_id == agent["id"])).all()
+        assert session.scalar(select(func.count()).select_from(AgentTerm)) == 0  # no key cascades them
     assert actions == ["agent.register", "agent.delete"]
     again = client.post("/v1/agents", json={"card": card, "cardUrl": agent["cardUrl"]}, headers=auth)
     assert again.status_code == 201

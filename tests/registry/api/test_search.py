@@ -45,6 +45,16 @@ def test_text_query_covers_names_descriptions_and_skills(client, catalog):
     assert _names(client, "q=%22%27%29") == []  # punctuation only: nothing, and no error
 
 
+def test_text_is_split_into_the_same_words_on_both_databases(client, auth):  # type: ignore[no-untyped-def]
+    card = make_card("Café Größe", tags=["x"], description="Runs d01-tag03 jobs via weather_forecast at api.example.com")
+    response = client.post("/v1/agents", json={"card": card, "cardUrl": "https://words.example/card.json"}, headers=auth)
+    assert response.status_code == 201, response.json
+    for query in ("cafe", "CAFÉ", "große", "GRÖßE", "tag03", "d01-tag", "forecast", "weather", "example", "api.example"):
+        assert _names(client, f"q={query}") == ["Café Größe"], query
+    for query in ("afe", "forecasts", "d02", "grosse"):
+        assert _names(client, f"q={query}") == [], query
+
+
 def test_structured_filters(client, catalog):
     assert _names(client, "capability=streaming") == ["Weather Agent", "Legacy Helper"]
     assert _names(client, "capability=pushNotifications") == ["Map Maker"]
