@@ -268,6 +268,12 @@ class DriverStatement:
         self._columns = list(columns) if columns is not None else None
         self._forms: dict[str, _DriverForm] = {}
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns each row gives (the constructor's `columns`)."""
+        assert self._columns is not None, "built without a column list"
+        return tuple(self._columns)
+
     def execute_many(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         """Run the statement once per row (each a dict of its bind parameters) in `conn`'s transaction."""
         self.run(conn, self.prepare(conn.dialect, rows))

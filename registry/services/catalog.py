@@ -10,12 +10,12 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry import jsontext
-from registry.db import DriverStatement, writer_lock
+from registry.db import writer_lock
 from registry.errors import (
     Conflict,
     Forbidden,
@@ -25,11 +25,11 @@ from registry.errors import (
     PayloadTooLarge,
     SignatureRequired,
 )
-from registry.models import Agent, AgentCard, AuditEntry
+from registry.models import Agent, AgentCard
 from registry.models.types import utcnow
 from registry.services.card_fetcher import CardFetcher, FetchedCard, NotModified
 from registry.services.card_urls import canonical_card_url
-from registry.services.catalog_index import CardRecord, CatalogWriter, NewAgent, agent_values
+from registry.services.catalog_index import AUDIT_INSERT, CardRecord, CatalogWriter, NewAgent, agent_values
 from registry.services.group_commit import GroupCommitter
 from registry.services.tag_counts import TagCounts
 from registry.services.tokens import Actor
@@ -41,7 +41,6 @@ from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
 IMPORT_ITEM_FIELDS = frozenset({"card", "cardUrl", "jwksUrl"})
-AUDIT_INSERT = DriverStatement(insert(AuditEntry), ("at", "principal_id", "action", "agent_id", "detail"))
 # What a just-registered agent shows before its first probe (the columns' server defaults).
 NEW_AGENT_HEALTH = {"health_state": "unknown", "health_checked_at": None, "health_latency_ms": None,
                     "health_reason": None, "health_uptime24h": None}
@@ -310,8 +309,7 @@ class CatalogService:
 
     def _write_registrations(self, batch: list[tuple[NewAgent, Any]]) -> None:
         with self._engine.begin() as conn:
-            self._writer.insert_agents(conn, [new for new, _ in batch])
-            AUDIT_INSERT.run(conn, [audit for _, audit in batch])
+            self._writer.insert_agents(conn, [new for new, _ in batch], audit=[audit for _, audit in batch])
 
     def _insert_batch(self, actor: Actor, batch: list[tuple[int, CardRecord]],
                       scopes: dict[int, KeyScope | None]) -> list[ImportOutcome]:
@@ -322,10 +320,10 @@ class CatalogService:
             return outcomes
         extras = [self._new_agent_columns(actor, r, scopes[i]) for i, r in fresh.new]
         prepared = [self._writer.prepare(r, e) for (_, r), e in zip(fresh.new, extras)]
+        audit = AUDIT_INSERT.prepare(self._engine.dialect, [self._audit_row(actor, "agent.import", None, {"count": len(extras)})])
         try:
             with writer_lock(self._engine).hold(), self._engine.begin() as conn:
-                self._writer.insert_agents(conn, prepared)
-                self._audit(conn, actor, "agent.import", None, {"count": len(extras)})
+                self._writer.insert_agents(conn, prepared, audit=audit)
         except IntegrityError:  # a duplicate inside the batch, or a race with another writer
             return outcomes + [self._insert_one_outcome(actor, i, r, scopes[i]) for i, r in fresh.new]
         return outcomes + [ImportOutcome(i, agent_id=e["id"]) for (i, _), e in zip(fresh.new, extras)]

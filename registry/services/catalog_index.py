@@ -10,6 +10,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, delete, insert, select, text, update
@@ -17,7 +18,8 @@ from sqlalchemy.engine import Dialect
 
 from registry import jsontext
 from registry.db import DriverInsert, DriverStatement
-from registry.models import Agent, AgentCard, AgentTerm
+from registry.models import Agent, AgentCard, AgentTerm, AuditEntry
+from registry.services.new_agents_pg import new_agents_statement
 from registry.services.tag_counts import TagCounts
 from registry.services.trust_rows import CHECK_INSERT, ENDORSEMENT_INSERT, SIGNATURE_TERM, write_trust
 from registry.services.trust_state import CardTrust
@@ -238,10 +240,12 @@ class TextIndex:
         else:
             self._insert = DriverInsert(dialect, "agent_search", {"agent_pk": "integer", "document_tsv": "tsvector"})
 
+    def value(self, document: str) -> str:
+        """What the index stores of a document: the document (SQLite), its vector (PostgreSQL)."""
+        return document if self.sqlite else self.vector(document)
+
     def write(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
-        """Insert documents: (agent pk, document) rows."""
-        if not self.sqlite:
-            rows = [(pk, self.vector(document)) for pk, document in rows]
+        """Insert documents: (agent pk, `value`) rows."""
         self._insert.run(conn, rows)
 
     @staticmethod
@@ -285,6 +289,7 @@ CARD_INSERT = DriverStatement(insert(AgentCard), (
     "agent_pk", "version", "source", "fetched_from", "raw", "sha256", "protocol_version", "flavor", "valid", "issues",
     "is_current", "fetched_at", "etag", "last_modified",
 ))
+AUDIT_INSERT = DriverStatement(insert(AuditEntry), ("at", "principal_id", "action", "agent_id", "detail"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -297,7 +302,7 @@ class NewAgent:
     checks: list[Any]
     endorsements: list[Any]
     terms: list[tuple[str, str]]  # (kind, value)
-    document: str
+    document: str  # as the text index stores it (`TextIndex.value`)
     counted_tags: list[str]  # the tags counted for it: all of them when it is active
 
 
@@ -330,12 +335,14 @@ class CatalogWriter:
             checks=CHECK_INSERT.prepare(self._dialect, trust.check_rows(0, 1)) if trust else [],
             endorsements=ENDORSEMENT_INSERT.prepare(self._dialect, trust.endorsement_rows(0, 1)) if trust else [],
             terms=terms,
-            document=search_document(record.summary),
+            document=self.text_index.value(search_document(record.summary)),
             counted_tags=[value for kind, value in terms if kind == "tag"] if columns["status"] == ACTIVE else [],
         )
 
-    def insert_agents(self, conn: Connection, batch: list[NewAgent]) -> list[int]:
-        """Insert prepared agents; return their pks in order."""
+    def insert_agents(self, conn: Connection, batch: list[NewAgent], audit: Sequence[Any] = ()) -> list[int]:
+        """Insert prepared agents and prepared `AUDIT_INSERT` rows; return the agents' pks in order."""
+        if not self.text_index.sqlite:
+            return self._insert_agents_in_one_statement(conn, batch, audit)
         keys: dict[int, int] = {}
         for statement in dict.fromkeys(new.insert for new in batch):  # one statement unless some are unverified
             mine = [i for i, new in enumerate(batch) if new.insert is statement]
@@ -351,7 +358,31 @@ class CatalogWriter:
         self._terms.run(conn, [(pk, kind, value) for new, pk in zip(batch, pks) for kind, value in new.terms])
         self.text_index.write(conn, [(pk, new.document) for new, pk in zip(batch, pks)])
         self.tag_counts.change(conn, added=[tag for new in batch for tag in new.counted_tags])
+        if audit:
+            AUDIT_INSERT.run(conn, list(audit))
         return pks
+
+    @staticmethod
+    def _insert_agents_in_one_statement(conn: Connection, batch: list[NewAgent], audit: Sequence[Any]) -> list[int]:
+        """PostgreSQL: each group of agents giving the same columns in one statement (`new_agents_pg`)."""
+        keys: dict[int, int] = {}
+        for group, statement in enumerate(dict.fromkeys(new.insert for new in batch)):  # one unless some are unverified
+            mine = [i for i, new in enumerate(batch) if new.insert is statement]
+            items = [batch[i] for i in mine]
+            checks = [(n, row) for n, new in enumerate(items, 1) for row in new.checks]
+            endorsements = [(n, row) for n, new in enumerate(items, 1) for row in new.endorsements]
+            logged = list(audit) if group == 0 else []
+            write = new_agents_statement(
+                statement.columns, CARD_INSERT.columns, CHECK_INSERT.columns if checks else None,
+                ENDORSEMENT_INSERT.columns if endorsements else None, AUDIT_INSERT.columns if logged else None,
+            )
+            keys.update(zip(mine, write.run(
+                conn, agents=[new.agent for new in items], cards=[new.card for new in items], checks=checks,
+                endorsements=endorsements, terms=[(n, kind, value) for n, new in enumerate(items, 1) for kind, value in new.terms],
+                vectors=[new.document for new in items], deltas=TagCounts.net(tag for new in items for tag in new.counted_tags),
+                audit=logged,
+            )))
+        return [keys[i] for i in range(len(batch))]
 
     @staticmethod
     def insert_card(conn: Connection, record: CardRecord, agent_pk: int, version: int, *, current: bool = True) -> None:
@@ -407,7 +438,7 @@ class CatalogWriter:
         """Write the terms and documents of agents; return the term rows written."""
         terms = [row for pk, summary, values in items for row in term_rows(pk, values, summary)]
         self._terms.run(conn, terms)
-        self.text_index.write(conn, [(pk, search_document(s)) for pk, s, _ in items])
+        self.text_index.write(conn, [(pk, self.text_index.value(search_document(s))) for pk, s, _ in items])
         return terms
 
 

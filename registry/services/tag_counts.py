@@ -32,9 +32,14 @@ class TagCounts:
         """Record that active agents gained the `added` tags and lost the `removed` ones (a tag
         appears once per agent that gained or lost it). One row per tag: an import of 1,000
         agents appends a few hundred rows, not five thousand."""
+        self._deltas.run(conn, self.net(added, removed))
+
+    @staticmethod
+    def net(added: Iterable[str] = (), removed: Iterable[str] = ()) -> list[tuple[str, int]]:
+        """The delta rows of a change: (tag, net change), changed tags only."""
         net = collections.Counter(added)
         net.subtract(removed)
-        self._deltas.run(conn, [(tag, n) for tag, n in net.items() if n])
+        return [(tag, n) for tag, n in net.items() if n]
 
     @staticmethod
     def agent_tags(conn: Connection, agent_pk: int) -> set[str]:

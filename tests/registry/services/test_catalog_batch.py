@@ -1,0 +1,69 @@
+"""A batch of new agents written together (a group commit, an import): every row lands with its
+own agent, and a batch that fails leaves nothing behind. On PostgreSQL the batch is one statement."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import IntegrityError
+
+from registry.models import Agent, AgentCard, AgentTerm, AuditEntry
+from registry.services.catalog_index import AUDIT_INSERT
+from registry.services.discovery import AgentQuery
+from tests.support.cards import make_card
+
+
+def _prepared(services: Any, actor: Any, name: str, tags: list[str], url: str, signature: bool = False) -> Any:
+    catalog = services.catalog
+    record = catalog._import_record({"card": make_card(name, tags=tags), "cardUrl": url}, None)
+    columns = catalog._new_agent_columns(actor, record)
+    if signature:  # a verified registration gives these too: another column set, another group
+        columns.update(signature_state="unsigned", signature_kids=[], signature_checked_at=dt.datetime.now(dt.UTC))
+    return catalog._writer.prepare(record, columns), columns["id"]
+
+
+def _audit(services: Any, actor: Any, agent_id: str) -> Any:
+    row = services.catalog._audit_row(actor, "agent.register", agent_id, {"batch": True})
+    return AUDIT_INSERT.prepare(services.engine.dialect, [row])[0]
+
+
+def test_each_agent_of_a_batch_gets_its_own_rows(services, actor):  # type: ignore[no-untyped-def]
+    specs = [("Alpha Scout", ["alpha", "shared"], False), ("Bravo Pilot", ["bravo", "shared"], True),
+             ("Charlie Guide", ["charlie"], False)]
+    prepared = [_prepared(services, actor, name, tags, f"https://{name.split()[0].lower()}.example/card.json", signed)
+                for name, tags, signed in specs]
+    with services.engine.begin() as conn:
+        pks = services.catalog._writer.insert_agents(conn, [new for new, _ in prepared],
+                                                     audit=[_audit(services, actor, agent_id) for _, agent_id in prepared])
+
+    with services.sessions() as session:
+        ids = dict(session.execute(select(Agent.pk, Agent.id)).all())
+        assert [ids[pk] for pk in pks] == [agent_id for _, agent_id in prepared]
+        for pk, (name, tags, signed) in zip(pks, specs):
+            agent = session.get(Agent, pk)
+            assert agent.name == name and agent.tags == sorted(tags)
+            assert agent.signature_state == ("unsigned" if signed else "unverifiable")  # else the column's default
+            assert session.scalars(select(AgentTerm.value).where(AgentTerm.agent_pk == pk, AgentTerm.kind == "tag")).all() == sorted(tags)
+            card = session.execute(select(AgentCard.version, AgentCard.sha256).where(AgentCard.agent_pk == pk)).one()
+            assert card == (1, agent.card_sha256)
+        logged = session.scalars(select(AuditEntry.agent_id).where(AuditEntry.action == "agent.register")).all()
+    assert sorted(logged) == sorted(agent_id for _, agent_id in prepared)
+    for word, (_, agent_id) in zip(("scout", "pilot", "guide"), prepared):  # each agent's text is its own
+        assert [row.id for row in services.discovery.search(AgentQuery(text=word)).agents] == [agent_id]
+    with services.engine.connect() as conn:
+        counts = dict(services.catalog.tag_counts.read(conn, limit=10))
+    assert counts == {"shared": 2, "alpha": 1, "bravo": 1, "charlie": 1}
+
+
+def test_a_batch_with_a_duplicate_url_fails_whole_and_leaves_nothing(services, actor):  # type: ignore[no-untyped-def]
+    first, _ = _prepared(services, actor, "Twin One", ["twin"], "https://twin.example/card.json")
+    second, _ = _prepared(services, actor, "Twin Two", ["twin"], "https://twin.example/card.json")
+    with pytest.raises(IntegrityError):
+        with services.engine.begin() as conn:
+            services.catalog._writer.insert_agents(conn, [first, second])
+    with services.engine.connect() as conn:
+        for table in ("agents", "agent_cards", "agent_terms", "tag_count_deltas", "audit_log"):
+            assert conn.scalar(select(func.count()).select_from(text(table))) == 0, table
