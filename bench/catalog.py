@@ -1,7 +1,8 @@
 """Catalog benchmark: registration (one card per request, and `agentdex import`), tag/text query
 and tag-list latency at 10,000 and 100,000 agents, on SQLite and PostgreSQL, through the HTTP API.
 A worker runs the `tag-counts` job (and on PostgreSQL `catalog-statistics`) beside the web
-processes, as deployed.
+processes, as deployed. Queries are timed once the database has caught up with the writes before
+them (`settle`: on PostgreSQL the planner statistics are refreshed and autovacuum is waited for).
 
     python bench/catalog.py                              # SQLite, 10,000 and 100,000 agents
     python bench/catalog.py --postgres postgresql+psycopg://postgres@127.0.0.1:5432/bench
@@ -30,6 +31,7 @@ from bench.common import (  # noqa: E402
     job_worker,
     post_cards,
     registry_server,
+    settle,
 )
 
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
@@ -129,6 +131,7 @@ def run(database_url: str, label: str, args: argparse.Namespace, table: Table) -
         catalog_jobs = ("catalog-statistics", "tag-counts") if database_url.startswith("postgresql") else ("tag-counts",)
         jobs.enter_context(job_worker(env, *catalog_jobs))
         register_one_by_one(port, token, items(rng, 0, small), clients, table, label)
+        print(f"  {label}: database settled in {settle(database_url):.1f}s", flush=True)
         query_latency(port, tag_pairs(port, rng, queries), table, f"{label}: tag query, 2 tags, {small:,} agents")
         query_latency(port, text_queries(rng, queries), table, f"{label}: text query, {small:,} agents")
         query_latency(port, tag_lists(queries), table, f"{label}: tag list (60 most used), {small:,} agents")
@@ -138,6 +141,7 @@ def run(database_url: str, label: str, args: argparse.Namespace, table: Table) -
             chunk = min(remaining, 20_000)
             import_file(env, port, token, items(rng, start, chunk), Table(), label)
             start, remaining = start + chunk, remaining - chunk
+        print(f"  {label}: database settled in {settle(database_url):.1f}s", flush=True)
         query_latency(port, tag_pairs(port, rng, queries), table, f"{label}: tag query, 2 tags, {large:,} agents")
         query_latency(port, text_queries(rng, queries), table, f"{label}: text query, {large:,} agents")
         query_latency(port, tag_lists(queries), table, f"{label}: tag list (60 most used), {large:,} agents")

@@ -207,6 +207,42 @@ def each_database(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
         yield args.postgres, "postgres"
 
 
+def settle(url: str, timeout: float = 120.0) -> float:
+    """Wait until the database has caught up with the writes just made; the seconds waited.
+
+    PostgreSQL plans searches from its statistics and reads the visibility map in index-only
+    scans: right after a bulk write both are stale until the `catalog-statistics` job or
+    autovacuum comes round, and autovacuum's work competes for the same two cores. The query
+    targets describe a catalog being read, so query latency is measured once that is done: the
+    job's refresh is run now and autovacuum is waited for. SQLite has nothing to wait for.
+    """
+    if not url.startswith("postgresql"):
+        return 0.0
+    from sqlalchemy import text
+
+    from registry.db import make_engine
+    from registry.services.planner_statistics import PlannerStatistics
+
+    engine = make_engine(url)
+    t0 = time.perf_counter()
+    try:
+        PlannerStatistics(engine).refresh()
+        busy = text("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' "
+                    "AND datname = current_database()")
+        quiet_since = None
+        while time.perf_counter() - t0 < timeout:
+            with engine.connect() as conn:
+                running = conn.scalar(busy)
+            now = time.perf_counter()
+            quiet_since = (quiet_since or now) if not running else None
+            if quiet_since is not None and now - quiet_since >= 1.0:
+                break
+            time.sleep(0.2)
+    finally:
+        engine.dispose()
+    return time.perf_counter() - t0
+
+
 def reset_postgres(url: str) -> None:
     from sqlalchemy import text
 
