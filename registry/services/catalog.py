@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry import jsontext
-from registry.db import writer_lock
+from registry.db import single_statements, writer_lock
 from registry.errors import (
     Conflict,
     Forbidden,
@@ -84,6 +84,7 @@ class CatalogService:
         self._clock = clock
         self._new_id = new_id
         self._engine = sessions.kw["bind"]
+        self._autocommit = single_statements(self._engine)
         self._writer = CatalogWriter(self._engine.dialect)
         self._committer: GroupCommitter[tuple[NewAgent, Any]] = GroupCommitter(
             self._write_registrations, lambda item: self._write_registrations([item]),
@@ -308,8 +309,13 @@ class CatalogService:
         return AgentSnapshot.of(columns)
 
     def _write_registrations(self, batch: list[tuple[NewAgent, Any]]) -> None:
+        new, audit = [new for new, _ in batch], [audit for _, audit in batch]
+        if self._writer.one_statement(new):  # whole by itself: no BEGIN and COMMIT round trips
+            with self._autocommit.connect() as conn:
+                self._writer.insert_agents(conn, new, audit=audit)
+            return
         with self._engine.begin() as conn:
-            self._writer.insert_agents(conn, [new for new, _ in batch], audit=[audit for _, audit in batch])
+            self._writer.insert_agents(conn, new, audit=audit)
 
     def _insert_batch(self, actor: Actor, batch: list[tuple[int, CardRecord]],
                       scopes: dict[int, KeyScope | None]) -> list[ImportOutcome]:

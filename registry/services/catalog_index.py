@@ -362,6 +362,10 @@ class CatalogWriter:
             AUDIT_INSERT.run(conn, list(audit))
         return pks
 
+    def one_statement(self, batch: list[NewAgent]) -> bool:
+        """Whether `insert_agents` writes `batch` in one statement (PostgreSQL, one column set)."""
+        return not self.text_index.sqlite and len({new.insert for new in batch}) == 1
+
     @staticmethod
     def _insert_agents_in_one_statement(conn: Connection, batch: list[NewAgent], audit: Sequence[Any]) -> list[int]:
         """PostgreSQL: each group of agents giving the same columns in one statement (`new_agents_pg`)."""
