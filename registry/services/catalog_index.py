@@ -213,6 +213,9 @@ def search_document(summary: CardSummary) -> str:
 
 
 _LEXEMES = re.compile(r"[^\W_]+")
+# ASCII text, the common case, is split without a regular expression: letters and digits kept
+# (in lower case), everything else a separator. A bench card's document took 26 µs instead of 59.
+_ASCII_WORDS = str.maketrans({c: chr(c).lower() if chr(c).isalnum() else " " for c in range(128)})
 MAX_LEXEME = 200  # characters; PostgreSQL refuses a lexeme over 2,047 bytes
 
 
@@ -220,10 +223,14 @@ def lexemes(text: str) -> list[str]:
     """The words of `text` as the PostgreSQL index keeps them, in order: runs of letters and
     digits, in lower case and without diacritics, as SQLite's FTS5 table tokenises them
     (`unicode61 remove_diacritics 2`), so that both databases find the same agents."""
-    folded = text.lower()
-    if not folded.isascii():
-        folded = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
-    return [word[:MAX_LEXEME] for word in _LEXEMES.findall(folded)]
+    if text.isascii():
+        words = text.translate(_ASCII_WORDS).split()
+    else:
+        folded = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+        words = _LEXEMES.findall(folded)
+    if any(len(word) > MAX_LEXEME for word in words):
+        words = [word[:MAX_LEXEME] for word in words]
+    return words
 
 
 class TextIndex:
@@ -251,7 +258,8 @@ class TextIndex:
     @staticmethod
     def vector(document: str) -> str:
         """A document as PostgreSQL tsvector text (lexemes without positions: matching needs none)."""
-        return " ".join(f"'{word}'" for word in sorted(set(lexemes(document))))
+        words = sorted(set(lexemes(document)))
+        return "'" + "' '".join(words) + "'" if words else ""
 
     def remove(self, conn: Connection, agent_pk: int) -> None:
         table, column = ("agent_fts", "rowid") if self.sqlite else ("agent_search", "agent_pk")
