@@ -352,9 +352,8 @@ class CatalogWriter:
         if not self.text_index.sqlite:
             return self._insert_agents_in_one_statement(conn, batch, audit)
         keys: dict[int, int] = {}
-        for statement in dict.fromkeys(new.insert for new in batch):  # one statement unless some are unverified
-            mine = [i for i, new in enumerate(batch) if new.insert is statement]
-            keys.update(zip(mine, statement.insert_keys(conn, [batch[i].agent for i in mine])))
+        for mine in _by_columns(batch):
+            keys.update(zip(mine, batch[mine[0]].insert.insert_keys(conn, [batch[i].agent for i in mine])))
         pks = [keys[i] for i in range(len(batch))]
         CARD_INSERT.run(conn, [self._card_key(new.card, pk) for new, pk in zip(batch, pks)])
         checks = [self._check_key(row, pk) for new, pk in zip(batch, pks) for row in new.checks]
@@ -372,20 +371,19 @@ class CatalogWriter:
 
     def one_statement(self, batch: list[NewAgent]) -> bool:
         """Whether `insert_agents` writes `batch` in one statement (PostgreSQL, one column set)."""
-        return not self.text_index.sqlite and len({new.insert for new in batch}) == 1
+        return not self.text_index.sqlite and len(_by_columns(batch)) == 1
 
     @staticmethod
     def _insert_agents_in_one_statement(conn: Connection, batch: list[NewAgent], audit: Sequence[Any]) -> list[int]:
         """PostgreSQL: each group of agents giving the same columns in one statement (`new_agents_pg`)."""
         keys: dict[int, int] = {}
-        for group, statement in enumerate(dict.fromkeys(new.insert for new in batch)):  # one unless some are unverified
-            mine = [i for i, new in enumerate(batch) if new.insert is statement]
+        for group, mine in enumerate(_by_columns(batch)):
             items = [batch[i] for i in mine]
             checks = [(n, row) for n, new in enumerate(items, 1) for row in new.checks]
             endorsements = [(n, row) for n, new in enumerate(items, 1) for row in new.endorsements]
             logged = list(audit) if group == 0 else []
             write = new_agents_statement(
-                statement.columns, CARD_INSERT.columns, CHECK_INSERT.columns if checks else None,
+                items[0].insert.columns, CARD_INSERT.columns, CHECK_INSERT.columns if checks else None,
                 ENDORSEMENT_INSERT.columns if endorsements else None, AUDIT_INSERT.columns if logged else None,
             )
             keys.update(zip(mine, write.run(
@@ -452,6 +450,15 @@ class CatalogWriter:
         self._terms.run(conn, terms)
         self.text_index.write(conn, [(pk, self.text_index.value(search_document(s))) for pk, s, _ in items])
         return terms
+
+
+def _by_columns(batch: list[NewAgent]) -> list[list[int]]:
+    """Positions in `batch` of the agents giving the same columns, group by group: one group unless
+    some registrations were verified and others not (signature columns)."""
+    groups: dict[DriverStatement, list[int]] = {}
+    for i, new in enumerate(batch):
+        groups.setdefault(new.insert, []).append(i)
+    return list(groups.values())
 
 
 def _status_term(conn: Connection, agent_pk: int) -> str | None:
