@@ -3,7 +3,7 @@
 A registration writes the agent, its card version, its signature checks and endorsement, ~20
 search terms, its text vector, its tag-count deltas and an audit entry. Written as one statement
 per table, and the agent and card once per row (their keys come back one by one), a group commit
-of three registrations cost the web process ~2 ms of CPU in the driver and took a dozen round
+of three registrations cost the web process ~2 ms of CPU in the driver and took eight round
 trips. Here each table's rows go as one array per column into an `INSERT … SELECT FROM unnest(…)`,
 and the tables are chained by data-modifying CTEs: the agents' keys, returned by their INSERT, are
 joined to the other rows by each agent's position in the batch. One round trip, and the whole
