@@ -1,5 +1,6 @@
 """How a validated card becomes rows: the agent's denormalised fields and rendered profile, its
-search terms and its full-text document. Written with Core statements because registration is a hot path."""
+search terms and its full-text document (kept by `text_index`). Written with Core statements
+because registration is a hot path."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, text, update
+from sqlalchemy import Connection, delete, insert, select, update
 from sqlalchemy.engine import Dialect
 
 from registry import jsontext
@@ -21,13 +22,12 @@ from registry.db import DriverInsert, DriverStatement
 from registry.models import Agent, AgentCard, AgentTerm, AuditEntry
 from registry.services.new_agents_pg import new_agents_statement
 from registry.services.tag_counts import TagCounts
+from registry.services.text_index import TextIndex, search_document
 from registry.services.trust_rows import CHECK_INSERT, ENDORSEMENT_INSERT, SIGNATURE_TERM, write_trust
 from registry.services.trust_state import CardTrust
 from registry.validation import CardSummary, ValidationReport
 
 _SPACES = re.compile(r"\s+")
-_WORDS = re.compile(r"\w+", re.UNICODE)
-MAX_QUERY_WORDS = 8
 ACTIVE = "active"  # the status under which an agent's tags are counted
 
 
@@ -203,85 +203,6 @@ def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> li
         terms.add((SIGNATURE_TERM, values["signature_state"]))
     # Values are indexed by their first MAX_TERM characters; two that share them are one row.
     return [(agent_pk, kind, value) for kind, value in sorted({(kind, value[:MAX_TERM]) for kind, value in terms})]
-
-
-def search_document(summary: CardSummary) -> str:
-    parts = [summary.name, summary.description, summary.provider_org or ""]
-    for skill in summary.skills:
-        parts.extend([skill.name, skill.description, " ".join(skill.tags), " ".join(skill.examples)])
-    return "\n".join(p for p in parts if p)
-
-
-_LEXEMES = re.compile(r"[^\W_]+")
-# ASCII text, the common case, is split without a regular expression: letters and digits kept
-# (in lower case), everything else a separator. A bench card's document took 26 µs instead of 59.
-_ASCII_WORDS = str.maketrans({c: chr(c).lower() if chr(c).isalnum() else " " for c in range(128)})
-MAX_LEXEME = 200  # characters; PostgreSQL refuses a lexeme over 2,047 bytes
-
-
-def lexemes(text: str) -> list[str]:
-    """The words of `text` as the PostgreSQL index keeps them, in order: runs of letters and
-    digits, in lower case and without diacritics, as SQLite's FTS5 table tokenises them
-    (`unicode61 remove_diacritics 2`), so that both databases find the same agents."""
-    if text.isascii():
-        words = text.translate(_ASCII_WORDS).split()
-    else:
-        folded = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
-        words = _LEXEMES.findall(folded)
-    if any(len(word) > MAX_LEXEME for word in words):
-        words = [word[:MAX_LEXEME] for word in words]
-    return words
-
-
-class TextIndex:
-    """Full-text search over agents: FTS5 on SQLite, a GIN-indexed tsvector on PostgreSQL.
-
-    On PostgreSQL the vector is built here (`lexemes`) and stored as given (migration 0012):
-    `to_tsvector` cost the server 0.13–0.16 ms a document, a fifth of its work per registration.
-    """
-
-    def __init__(self, dialect: str) -> None:
-        self.sqlite = dialect == "sqlite"
-        if self.sqlite:
-            self._insert = DriverInsert(dialect, "agent_fts", {"rowid": "integer", "document": "text"})
-        else:
-            self._insert = DriverInsert(dialect, "agent_search", {"agent_pk": "integer", "document_tsv": "tsvector"})
-
-    def value(self, document: str) -> str:
-        """What the index stores of a document: the document (SQLite), its vector (PostgreSQL)."""
-        return document if self.sqlite else self.vector(document)
-
-    def write(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
-        """Insert documents: (agent pk, `value`) rows."""
-        self._insert.run(conn, rows)
-
-    @staticmethod
-    def vector(document: str) -> str:
-        """A document as PostgreSQL tsvector text (lexemes without positions: matching needs none)."""
-        words = sorted(set(lexemes(document)))
-        return "'" + "' '".join(words) + "'" if words else ""
-
-    def remove(self, conn: Connection, agent_pk: int) -> None:
-        table, column = ("agent_fts", "rowid") if self.sqlite else ("agent_search", "agent_pk")
-        conn.execute(text(f"DELETE FROM {table} WHERE {column} = :pk"), {"pk": agent_pk})
-
-    def match_sql(self) -> str:
-        """SQL selecting matching agent pks for the bound parameter :q (see `query`)."""
-        if self.sqlite:
-            return "SELECT rowid FROM agent_fts WHERE agent_fts MATCH :q"
-        return f"SELECT agent_pk FROM agent_search WHERE {TSQUERY_MATCH.format(table='agent_search')}"
-
-    def query(self, user_text: str) -> str | None:
-        """Every word must match, each as a prefix. None when the text has no words."""
-        if self.sqlite:
-            words = _WORDS.findall(user_text)[:MAX_QUERY_WORDS]  # FTS5 folds them as it folded the documents
-            return " ".join(f'"{w}"*' for w in words) or None
-        words = list(dict.fromkeys(lexemes(user_text)))[:MAX_QUERY_WORDS]
-        return " & ".join(f"'{w}':*" for w in words) or None
-
-
-# The PostgreSQL condition for `TextIndex.query`'s :q (a tsquery as text, words already lexemes).
-TSQUERY_MATCH = "{table}.document_tsv @@ CAST(:q AS tsquery)"
 
 
 @functools.lru_cache(maxsize=8)

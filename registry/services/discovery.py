@@ -18,10 +18,11 @@ from registry.errors import InvalidRequest, NotFound
 from registry.models import Agent, AgentCard
 from registry.models.types import utcnow
 from registry.services.agent_view import live_json
-from registry.services.catalog_index import MAX_TERM, TextIndex, normalize_mode, normalize_tag
+from registry.services.catalog_index import MAX_TERM, normalize_mode, normalize_tag
 from registry.services.drift import card_drift
 from registry.services.search_plan import SearchFilters, SearchPlanner, TermStats
 from registry.services.tag_counts import TagCounts
+from registry.services.text_index import TextIndex
 
 CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard")
 STATUS_FILTERS = ("active", "deprecated", "any")

@@ -47,7 +47,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from registry.models import Agent, AgentTerm
-from registry.services.catalog_index import TSQUERY_MATCH, TextIndex
+from registry.services.text_index import TSQUERY_MATCH, TextIndex
 
 log = logging.getLogger(__name__)
 
