@@ -310,11 +310,9 @@ class CatalogService:
 
     def _write_registrations(self, batch: list[tuple[NewAgent, Any]]) -> None:
         new, audit = [new for new, _ in batch], [audit for _, audit in batch]
-        if self._writer.one_statement(new):  # whole by itself: no BEGIN and COMMIT round trips
-            with self._autocommit.connect() as conn:
-                self._writer.insert_agents(conn, new, audit=audit)
-            return
-        with self._engine.begin() as conn:
+        # One statement is whole by itself: no BEGIN and COMMIT round trips.
+        connection = self._autocommit.connect() if self._writer.one_statement(new) else self._engine.begin()
+        with connection as conn:
             self._writer.insert_agents(conn, new, audit=audit)
 
     def _insert_batch(self, actor: Actor, batch: list[tuple[int, CardRecord]],
