@@ -106,3 +106,31 @@ def test_0012_drops_the_terms_key_and_rebuilds_postgresql_text_vectors_from_the_
     assert [a["name"] for a in client.get("/v1/agents?tag=vectors").get_json()["items"]] == ["Vector Agent"]
     found = [query for query in ("vector", "unicode", "tag03", "runs") if client.get(f"/v1/agents?q={query}").get_json()["items"]]
     assert found == (["vector", "unicode", "tag03", "runs"] if postgresql else ["vector"])
+
+
+
+def test_0013_analyze_of_agents_keeps_statistics_only_for_what_queries_filter_on(services, client, auth):  # type: ignore[no-untyped-def]
+    import pytest
+
+    from registry.migrate import downgrade, upgrade
+
+    if services.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL planner statistics")
+    for n in range(3):
+        body = {"card": make_card(f"Stats Agent {n}", tags=["stats"]), "cardUrl": f"https://stats{n}.example.com/card.json"}
+        assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
+    with services.engine.begin() as conn:
+        conn.execute(text("ANALYZE agents"))
+        analyzed = set(conn.scalars(text("SELECT attname FROM pg_stats WHERE tablename = 'agents' AND schemaname = current_schema()")))
+    assert {"status", "updated_at", "health_state", "next_probe_at", "card_url", "owner_id"} <= analyzed
+    assert not {"profile", "description", "interfaces", "tags"} & analyzed
+
+    def targets() -> dict[str, int]:
+        with services.engine.connect() as conn:
+            return dict(conn.execute(text("SELECT attname, attstattarget FROM pg_attribute "
+                                          "WHERE attrelid = 'agents'::regclass AND attname IN ('profile', 'status')")).all())
+
+    downgrade(services.engine, "0012_cheaper_index_writes")
+    assert targets() == {"profile": -1, "status": -1}
+    upgrade(services.engine)
+    assert targets() == {"profile": 0, "status": -1}
