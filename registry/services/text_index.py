@@ -39,7 +39,7 @@ def lexemes(source: str) -> list[str]:
     else:
         folded = "".join(c for c in unicodedata.normalize("NFKD", source.lower()) if not unicodedata.combining(c))
         words = _LEXEMES.findall(folded)
-    if any(len(word) > MAX_LEXEME for word in words):
+    if words and len(max(words, key=len)) > MAX_LEXEME:
         words = [word[:MAX_LEXEME] for word in words]
     return words
 
