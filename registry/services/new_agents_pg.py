@@ -4,17 +4,24 @@ A registration writes the agent, its card version, its signature checks and endo
 search terms, its text vector, its tag-count deltas and an audit entry. Written as one statement
 per table, and the agent and card once per row (their keys come back one by one), a group commit
 of three registrations cost the web process ~2 ms of CPU in the driver and took eight round
-trips. Here each table's rows go as one array per column into an `INSERT … SELECT FROM unnest(…)`,
-and the tables are chained by data-modifying CTEs: the agents' keys, returned by their INSERT, are
-joined to the other rows by each agent's position in the batch. One round trip, and the whole
-batch stands or falls together, as before (a duplicate URL fails it: `GroupCommitter` then writes
-each registration alone). Foreign keys are checked at the end of the statement, when every row
-is in place.
+trips. Here the tables are chained by data-modifying CTEs: the agents' keys, returned by their
+INSERT, are joined to the other rows by each agent's position in the batch. One round trip, and
+the whole batch stands or falls together, as before (a duplicate URL fails it: `GroupCommitter`
+then writes each registration alone). Foreign keys are checked at the end of the statement, when
+every row is in place.
 
-The arrays go in binary (`%(name)b`): in text form the driver escapes every element that holds a
-quote or backslash with a regular expression, and JSON values are full of quotes. For a batch of
-1,000 bench cards the driver's work fell from 0.44 to 0.05 ms of CPU a card; the statements it
-replaces took 0.11–0.13 (`insert_agents` in one process, best of five).
+How the rows travel:
+- the wide tables (agents, cards, audit entries, signature checks and endorsements) as one JSON
+  array each, read by `json_to_recordset`. They went first as one array per column, ~60 in all:
+  the driver then converted the statement (its placeholders) on every call, statements over 50
+  parameters are not cached, and dumped each array, ~0.4–0.5 ms of CPU for a statement of one to
+  three registrations. Now a statement costs the web process 0.45–0.62 ms in all, against
+  0.78–1.11 (`CatalogService._write_registrations`, 3,000 registrations in batches of one and
+  three, interleaved). The database's CPU for a batch of 2,000 did not change measurably
+  (0.33–0.39 ms a card, against 0.32–0.43);
+- terms, text vectors, tag-count deltas and raw cards as binary arrays (`%(name)b`): few of them,
+  long, and (raw cards) bytes that JSON would carry as hex. In text form the driver would escape
+  every element that holds a quote or backslash with a regular expression.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table
+import orjson
+from sqlalchemy import JSON, Connection, LargeBinary, Table
 from sqlalchemy.dialects import postgresql
 
 from registry.models import Agent, AgentCard, AuditEntry, CardEndorsement, SignatureCheck
@@ -31,39 +39,46 @@ from registry.models import Agent, AgentCard, AuditEntry, CardEndorsement, Signa
 _DIALECT = postgresql.dialect()
 
 
-class _Arrays:
-    """Some columns of a table as one array parameter each (named `prefix`0, `prefix`1, …), from
-    rows bind-processed as `DriverStatement.prepare` makes them (JSON already serialised)."""
+class _Records:
+    """Rows of a table as one JSON parameter (`name`), read back by `json_to_recordset` as the
+    relation `name` with each column's own type. Rows are bind-processed as
+    `DriverStatement.prepare` makes them: a JSON column's value is already its JSON text and goes
+    in as it is (a `json` column keeps it verbatim). A binary column goes beside it as a binary
+    array (`name`_`column`), joined by position: in JSON it would be hex for the database to parse.
 
-    def __init__(self, table: Table, columns: Sequence[str], prefix: str) -> None:
+    With `numbered`, each row goes with the agent at `n` (1-based) in the batch.
+    """
+
+    def __init__(self, table: Table, columns: Sequence[str], name: str, *, numbered: bool = False) -> None:
+        self.name = name
         self.columns = tuple(columns)
-        self.names = [f"{prefix}{i}" for i in range(len(columns))]
-        self.sql = ", ".join(f"CAST(%({name})b AS {table.c[column].type.compile(dialect=_DIALECT)}[])"
-                             for name, column in zip(self.names, columns))
+        self._numbered = numbered
+        self._binary = tuple(c for c in self.columns if isinstance(table.c[c].type, LargeBinary))
+        assert numbered or not self._binary, "a binary column is joined to its row by position"
+        self._json = frozenset(c for c in self.columns if isinstance(table.c[c].type, JSON))
+        self._fields = tuple(c for c in self.columns if c not in self._binary)
+        types = [f"{c} {table.c[c].type.compile(dialect=_DIALECT)}" for c in self._fields]
+        self.sql = f"json_to_recordset(CAST(%({name})s AS json)) AS {name}({', '.join(['n bigint'] * numbered + types)})"
+        self.sql += "".join(f" JOIN unnest(CAST(%({name}_{c})b AS bytea[])) WITH ORDINALITY AS {name}_{c}({c}, n) USING (n)"
+                            for c in self._binary)
+        # The columns in order, each from the relation that holds it.
+        self.values = ", ".join(f"{name}_{c}.{c}" if c in self._binary else f"{name}.{c}" for c in self.columns)
 
-    def bind(self, parameters: dict[str, Any], rows: Sequence[dict[str, Any]]) -> None:
-        for name, column in zip(self.names, self.columns):
-            parameters[name] = [row[column] for row in rows]
+    def bind(self, parameters: dict[str, Any], rows: Sequence[dict[str, Any]], numbers: Sequence[int] = ()) -> None:
+        json_columns = self._json
+        records = [{c: orjson.Fragment(row[c]) if c in json_columns and row[c] is not None else row[c] for c in self._fields}
+                   for row in rows]
+        if self._numbered:
+            for record, n in zip(records, numbers, strict=True):
+                record["n"] = n
+        parameters[self.name] = orjson.dumps(records).decode()
+        for column in self._binary:
+            parameters[f"{self.name}_{column}"] = [row[column] for row in rows]
 
 
-class _Children:
-    """Rows of a table keyed by their agent: each goes with the agent at `n` (1-based) in the batch."""
-
-    def __init__(self, cte: str, table: Table, columns: Sequence[str]) -> None:
-        self.cte = cte
-        self.arrays = _Arrays(table, [c for c in columns if c != "agent_pk"], f"{cte}_")
-        values = ", ".join(f"v.c{i}" for i in range(len(self.arrays.columns)))
-        aliases = ", ".join(f"c{i}" for i in range(len(self.arrays.columns)))
-        self.sql = (
-            f"{cte} AS (INSERT INTO {table.name} (agent_pk, {', '.join(self.arrays.columns)}) "
-            f"SELECT keys.pk, {values} FROM unnest(CAST(%({cte}_n)b AS bigint[]), {self.arrays.sql}) AS v(n, {aliases}) "
-            "JOIN keys USING (n))"
-        )
-
-    def bind(self, parameters: dict[str, Any], rows: list[tuple[int, dict[str, Any]]]) -> None:
-        """`rows`: (n, row) pairs."""
-        parameters[f"{self.cte}_n"] = [n for n, _ in rows]
-        self.arrays.bind(parameters, [row for _, row in rows])
+def _child_records(table: Table, columns: Sequence[str], name: str) -> _Records:
+    """An agent's rows in another table: their key to the agent is known only once it is inserted."""
+    return _Records(table, [c for c in columns if c != "agent_pk"], name, numbered=True)
 
 
 @functools.lru_cache(maxsize=32)
@@ -78,18 +93,23 @@ class NewAgentsStatement:
 
     def __init__(self, agent_columns: tuple[str, ...], card_columns: tuple[str, ...], check_columns: tuple[str, ...] | None,
                  endorsement_columns: tuple[str, ...] | None, audit_columns: tuple[str, ...] | None) -> None:
-        self._agents = _Arrays(Agent.__table__, agent_columns, "a")
-        self._cards = _Children("cards", AgentCard.__table__, card_columns)
-        self._checks = _Children("checks", SignatureCheck.__table__, check_columns) if check_columns else None
-        self._endorsements = (_Children("endorsements", CardEndorsement.__table__, endorsement_columns)
+        self._agents = _Records(Agent.__table__, agent_columns, "a")
+        self._cards = _child_records(AgentCard.__table__, card_columns, "cards")
+        self._checks = _child_records(SignatureCheck.__table__, check_columns, "checks") if check_columns else None
+        self._endorsements = (_child_records(CardEndorsement.__table__, endorsement_columns, "endorsements")
                               if endorsement_columns else None)
-        self._audit = _Arrays(AuditEntry.__table__, audit_columns, "log") if audit_columns else None
+        self._audit = _Records(AuditEntry.__table__, audit_columns, "log") if audit_columns else None
         ctes = [
-            f"new_agents AS (INSERT INTO agents ({', '.join(agent_columns)}) SELECT * FROM unnest({self._agents.sql}) "
+            f"new_agents AS (INSERT INTO agents ({', '.join(agent_columns)}) SELECT {self._agents.values} FROM {self._agents.sql} "
             "RETURNING pk, id)",
             "keys AS (SELECT o.n, new_agents.pk FROM unnest(CAST(%(ids)b AS text[])) WITH ORDINALITY AS o(id, n) "
             "JOIN new_agents ON new_agents.id = o.id)",
-            self._cards.sql,
+        ]
+        for records, table in ((self._cards, AgentCard), (self._checks, SignatureCheck), (self._endorsements, CardEndorsement)):
+            if records:
+                ctes.append(f"{records.name}_rows AS (INSERT INTO {table.__tablename__} (agent_pk, {', '.join(records.columns)}) "
+                            f"SELECT keys.pk, {records.values} FROM {records.sql} JOIN keys USING (n))")
+        ctes += [
             "terms AS (INSERT INTO agent_terms (agent_pk, kind, value) SELECT keys.pk, v.kind, v.value "
             "FROM unnest(CAST(%(terms_n)b AS bigint[]), CAST(%(terms_kind)b AS text[]), CAST(%(terms_value)b AS text[])) "
             "AS v(n, kind, value) JOIN keys USING (n))",
@@ -99,10 +119,9 @@ class NewAgentsStatement:
             "deltas AS (INSERT INTO tag_count_deltas (tag, delta) "
             "SELECT * FROM unnest(CAST(%(delta_tag)b AS text[]), CAST(%(delta_n)b AS integer[])))",
         ]
-        ctes += [child.sql for child in (self._checks, self._endorsements) if child]
         if self._audit:
             ctes.append(f"audit AS (INSERT INTO audit_log ({', '.join(self._audit.columns)}) "
-                        f"SELECT * FROM unnest({self._audit.sql}))")
+                        f"SELECT {self._audit.values} FROM {self._audit.sql})")
         self.sql = "WITH " + ",\n".join(ctes) + "\nSELECT n, pk FROM keys"
 
     def run(self, conn: Connection, agents: list[dict[str, Any]], cards: list[dict[str, Any]],
@@ -112,10 +131,10 @@ class NewAgentsStatement:
         """Write the batch; the new agents' pks in order. Rows of children are (n, row), n 1-based."""
         parameters: dict[str, Any] = {"ids": [row["id"] for row in agents]}
         self._agents.bind(parameters, agents)
-        self._cards.bind(parameters, list(enumerate(cards, 1)))
-        for child, rows in ((self._checks, checks), (self._endorsements, endorsements)):
-            if child:
-                child.bind(parameters, rows)
+        self._cards.bind(parameters, cards, range(1, len(cards) + 1))
+        for records, rows in ((self._checks, checks), (self._endorsements, endorsements)):
+            if records:
+                records.bind(parameters, [row for _, row in rows], [n for n, _ in rows])
         if self._audit:
             self._audit.bind(parameters, audit)
         parameters.update(
