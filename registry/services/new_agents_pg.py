@@ -12,13 +12,14 @@ every row is in place.
 
 How the rows travel:
 - the wide tables (agents, cards, audit entries, signature checks and endorsements) as one JSON
-  array each, read by `json_to_recordset`. They went first as one array per column, ~60 in all:
-  the driver then converted the statement (its placeholders) on every call, statements over 50
-  parameters are not cached, and dumped each array, ~0.4–0.5 ms of CPU for a statement of one to
-  three registrations. Now a statement costs the web process 0.45–0.62 ms in all, against
-  0.78–1.11 (`CatalogService._write_registrations`, 3,000 registrations in batches of one and
-  three, interleaved). The database's CPU for a batch of 2,000 did not change measurably
-  (0.33–0.39 ms a card, against 0.32–0.43);
+  array each, read by `json_populate_recordset`. They went first as one array per column, ~60 in
+  all: the driver converted the statement (its placeholders) on every call, as it caches none
+  over 50 parameters or 4,096 characters, and dumped each array, ~0.4–0.5 ms of CPU for a
+  statement of one to three registrations. Now there are 12 parameters and ~3,200 characters,
+  and a statement costs the web process 0.45–0.75 ms in all, against 0.78–1.68
+  (`CatalogService._write_registrations`, 3,000 registrations in batches of one and three,
+  interleaved). The database's CPU for a batch of 2,000 did not change measurably (0.21–0.26 ms
+  a card, against 0.21–0.24);
 - terms, text vectors, tag-count deltas and raw cards as binary arrays (`%(name)b`): few of them,
   long, and (raw cards) bytes that JSON would carry as hex. In text form the driver would escape
   every element that holds a quote or backslash with a regular expression.
@@ -40,27 +41,29 @@ _DIALECT = postgresql.dialect()
 
 
 class _Records:
-    """Rows of a table as one JSON parameter (`name`), read back by `json_to_recordset` as the
-    relation `name` with each column's own type. Rows are bind-processed as
+    """Rows of a table as one JSON parameter (`name`), read back by `json_populate_recordset` as
+    the relation `name`, typed as the table's rows. Rows are bind-processed as
     `DriverStatement.prepare` makes them: a JSON column's value is already its JSON text and goes
     in as it is (a `json` column keeps it verbatim). A binary column goes beside it as a binary
     array (`name`_`column`), joined by position: in JSON it would be hex for the database to parse.
 
-    With `numbered`, each row goes with the agent at `n` (1-based) in the batch.
+    With `numbered`, each row goes with the agent at position `n` (1-based) in the batch, carried
+    in its `agent_pk` until the agent's key is known (`key` joins it).
     """
 
     def __init__(self, table: Table, columns: Sequence[str], name: str, *, numbered: bool = False) -> None:
         self.name = name
-        self.columns = tuple(columns)
+        self.columns = tuple(c for c in columns if not (numbered and c == "agent_pk"))
         self._numbered = numbered
         self._binary = tuple(c for c in self.columns if isinstance(table.c[c].type, LargeBinary))
-        assert numbered or not self._binary, "a binary column is joined to its row by position"
         self._json = frozenset(c for c in self.columns if isinstance(table.c[c].type, JSON))
         self._fields = tuple(c for c in self.columns if c not in self._binary)
-        types = [f"{c} {table.c[c].type.compile(dialect=_DIALECT)}" for c in self._fields]
-        self.sql = f"json_to_recordset(CAST(%({name})s AS json)) AS {name}({', '.join(['n bigint'] * numbered + types)})"
-        self.sql += "".join(f" JOIN unnest(CAST(%({name}_{c})b AS bytea[])) WITH ORDINALITY AS {name}_{c}({c}, n) USING (n)"
-                            for c in self._binary)
+        self.sql = f"json_populate_recordset(NULL::{table.name}, CAST(%({name})s AS json))"
+        self.sql += " WITH ORDINALITY AS " + name if self._binary else " AS " + name
+        self.sql += "".join(f" JOIN unnest(CAST(%({name}_{c})b AS bytea[])) WITH ORDINALITY AS {name}_{c}({c}, ordinality) "
+                            "USING (ordinality)" for c in self._binary)
+        if numbered:
+            self.sql += f" JOIN keys ON keys.n = {name}.agent_pk"
         # The columns in order, each from the relation that holds it.
         self.values = ", ".join(f"{name}_{c}.{c}" if c in self._binary else f"{name}.{c}" for c in self.columns)
 
@@ -70,15 +73,10 @@ class _Records:
                    for row in rows]
         if self._numbered:
             for record, n in zip(records, numbers, strict=True):
-                record["n"] = n
+                record["agent_pk"] = n
         parameters[self.name] = orjson.dumps(records).decode()
         for column in self._binary:
             parameters[f"{self.name}_{column}"] = [row[column] for row in rows]
-
-
-def _child_records(table: Table, columns: Sequence[str], name: str) -> _Records:
-    """An agent's rows in another table: their key to the agent is known only once it is inserted."""
-    return _Records(table, [c for c in columns if c != "agent_pk"], name, numbered=True)
 
 
 @functools.lru_cache(maxsize=32)
@@ -94,9 +92,9 @@ class NewAgentsStatement:
     def __init__(self, agent_columns: tuple[str, ...], card_columns: tuple[str, ...], check_columns: tuple[str, ...] | None,
                  endorsement_columns: tuple[str, ...] | None, audit_columns: tuple[str, ...] | None) -> None:
         self._agents = _Records(Agent.__table__, agent_columns, "a")
-        self._cards = _child_records(AgentCard.__table__, card_columns, "cards")
-        self._checks = _child_records(SignatureCheck.__table__, check_columns, "checks") if check_columns else None
-        self._endorsements = (_child_records(CardEndorsement.__table__, endorsement_columns, "endorsements")
+        self._cards = _Records(AgentCard.__table__, card_columns, "cards", numbered=True)
+        self._checks = _Records(SignatureCheck.__table__, check_columns, "checks", numbered=True) if check_columns else None
+        self._endorsements = (_Records(CardEndorsement.__table__, endorsement_columns, "endorsements", numbered=True)
                               if endorsement_columns else None)
         self._audit = _Records(AuditEntry.__table__, audit_columns, "log") if audit_columns else None
         ctes = [
@@ -108,7 +106,7 @@ class NewAgentsStatement:
         for records, table in ((self._cards, AgentCard), (self._checks, SignatureCheck), (self._endorsements, CardEndorsement)):
             if records:
                 ctes.append(f"{records.name}_rows AS (INSERT INTO {table.__tablename__} (agent_pk, {', '.join(records.columns)}) "
-                            f"SELECT keys.pk, {records.values} FROM {records.sql} JOIN keys USING (n))")
+                            f"SELECT keys.pk, {records.values} FROM {records.sql})")
         ctes += [
             "terms AS (INSERT INTO agent_terms (agent_pk, kind, value) SELECT keys.pk, v.kind, v.value "
             "FROM unnest(CAST(%(terms_n)b AS bigint[]), CAST(%(terms_kind)b AS text[]), CAST(%(terms_value)b AS text[])) "
