@@ -111,7 +111,7 @@ class DiscoveryService:
         self._clock = clock
         self._text_index = TextIndex(engine.dialect.name)
         self._columns = listing_columns(engine.dialect.name)
-        self._planner = SearchPlanner(self._text_index, TermStats(sessions=sessions), self._columns)
+        self._planner = SearchPlanner(self._text_index, TermStats(sessions=self._sessions), self._columns)
         # Built once: the rendered columns are a large expression, and a statement built per
         # request cost its construction and its cache key (~1 ms) every time.
         self._one = select(*self._columns(Agent.__table__)).where(Agent.id == bindparam("agent_id"))
