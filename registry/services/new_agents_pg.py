@@ -47,8 +47,8 @@ class _Records:
     in as it is (a `json` column keeps it verbatim). A binary column goes beside it as a binary
     array (`name`_`column`), joined by position: in JSON it would be hex for the database to parse.
 
-    With `numbered`, each row goes with the agent at position `n` (1-based) in the batch, carried
-    in its `agent_pk` until the agent's key is known (`key` joins it).
+    With `numbered`, each row goes with the agent at position `n` (1-based) in the batch: `n`
+    travels as the row's `agent_pk`, and the join to `keys` replaces it with the agent's key.
     """
 
     def __init__(self, table: Table, columns: Sequence[str], name: str, *, numbered: bool = False) -> None:
