@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
@@ -108,10 +109,7 @@ def test_0012_drops_the_terms_key_and_rebuilds_postgresql_text_vectors_from_the_
     assert found == (["vector", "unicode", "tag03", "runs"] if postgresql else ["vector"])
 
 
-
 def test_0013_analyze_of_agents_keeps_statistics_only_for_what_queries_filter_on(services, client, auth):  # type: ignore[no-untyped-def]
-    import pytest
-
     from registry.migrate import downgrade, upgrade
 
     if services.engine.dialect.name != "postgresql":
