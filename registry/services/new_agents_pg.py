@@ -15,14 +15,17 @@ How the rows travel:
   array each, read by `json_populate_recordset`. They went first as one array per column, ~60 in
   all: the driver converted the statement (its placeholders) on every call, as it caches none
   over 50 parameters or 4,096 characters, and dumped each array, ~0.4–0.5 ms of CPU for a
-  statement of one to three registrations. Now there are 12 parameters and ~3,200 characters,
-  and a statement costs the web process 0.45–0.75 ms in all, against 0.78–1.68
+  statement of one to three registrations. Now there are 14 parameters and ~3,500 characters,
+  and a statement costs the web process 0.45–0.91 ms in all, against 0.78–1.68
   (`CatalogService._write_registrations`, 3,000 registrations in batches of one and three,
-  interleaved). The database's CPU for a batch of 2,000 did not change measurably (0.21–0.26 ms
-  a card, against 0.21–0.24);
-- terms, text vectors, tag-count deltas and raw cards as binary arrays (`%(name)b`): few of them,
-  long, and (raw cards) bytes that JSON would carry as hex. In text form the driver would escape
-  every element that holds a quote or backslash with a regular expression.
+  interleaved runs);
+- long text (the profile, the description) and raw cards as binary arrays beside the JSON,
+  joined by position: escaped inside JSON they cost the database a parse. With the profile in the
+  JSON, an import of 10,000 took PostgreSQL 0.33–0.36 ms of CPU a card, against 0.25–0.29 with
+  arrays (three interleaved runs); now 0.22–0.25, against 0.22–0.25;
+- terms, text vectors and tag-count deltas as binary arrays (`%(name)b`): few of them and long.
+  In text form the driver would escape every element that holds a quote or backslash with a
+  regular expression.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from sqlalchemy import JSON, Connection, LargeBinary, Table
+from sqlalchemy import JSON, Connection, LargeBinary, Table, Text
 from sqlalchemy.dialects import postgresql
 
 from registry.models import Agent, AgentCard, AuditEntry, CardEndorsement, SignatureCheck
@@ -44,8 +47,9 @@ class _Records:
     """Rows of a table as one JSON parameter (`name`), read back by `json_populate_recordset` as
     the relation `name`, typed as the table's rows. Rows are bind-processed as
     `DriverStatement.prepare` makes them: a JSON column's value is already its JSON text and goes
-    in as it is (a `json` column keeps it verbatim). A binary column goes beside it as a binary
-    array (`name`_`column`), joined by position: in JSON it would be hex for the database to parse.
+    in as it is (a `json` column keeps it verbatim). A bytes or long-text column goes beside it as
+    a binary array (`name`_`column`), joined by position: in JSON it would be hex or an escaped
+    string for the database to parse.
 
     With `numbered`, each row goes with the agent at position `n` (1-based) in the batch: `n`
     travels as the row's `agent_pk`, and the join to `keys` replaces it with the agent's key.
@@ -55,13 +59,13 @@ class _Records:
         self.name = name
         self.columns = tuple(c for c in columns if not (numbered and c == "agent_pk"))
         self._numbered = numbered
-        self._binary = tuple(c for c in self.columns if isinstance(table.c[c].type, LargeBinary))
+        self._binary = tuple(c for c in self.columns if isinstance(table.c[c].type, (LargeBinary, Text)))
         self._json = frozenset(c for c in self.columns if isinstance(table.c[c].type, JSON))
         self._fields = tuple(c for c in self.columns if c not in self._binary)
         self.sql = f"json_populate_recordset(NULL::{table.name}, CAST(%({name})s AS json))"
         self.sql += " WITH ORDINALITY AS " + name if self._binary else " AS " + name
-        self.sql += "".join(f" JOIN unnest(CAST(%({name}_{c})b AS bytea[])) WITH ORDINALITY AS {name}_{c}({c}, ordinality) "
-                            "USING (ordinality)" for c in self._binary)
+        self.sql += "".join(f" JOIN unnest(CAST(%({name}_{c})b AS {table.c[c].type.compile(dialect=_DIALECT)}[])) "
+                            f"WITH ORDINALITY AS {name}_{c}({c}, ordinality) USING (ordinality)" for c in self._binary)
         if numbered:
             self.sql += f" JOIN keys ON keys.n = {name}.agent_pk"
         # The columns in order, each from the relation that holds it.
