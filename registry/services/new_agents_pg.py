@@ -59,17 +59,20 @@ class _Records:
         self.name = name
         self.columns = tuple(c for c in columns if not (numbered and c == "agent_pk"))
         self._numbered = numbered
-        self._binary = tuple(c for c in self.columns if isinstance(table.c[c].type, (LargeBinary, Text)))
+        self._arrays = tuple(c for c in self.columns if isinstance(table.c[c].type, (LargeBinary, Text)))
         self._json = frozenset(c for c in self.columns if isinstance(table.c[c].type, JSON))
-        self._fields = tuple(c for c in self.columns if c not in self._binary)
-        self.sql = f"json_populate_recordset(NULL::{table.name}, CAST(%({name})s AS json))"
-        self.sql += " WITH ORDINALITY AS " + name if self._binary else " AS " + name
-        self.sql += "".join(f" JOIN unnest(CAST(%({name}_{c})b AS {table.c[c].type.compile(dialect=_DIALECT)}[])) "
-                            f"WITH ORDINALITY AS {name}_{c}({c}, ordinality) USING (ordinality)" for c in self._binary)
+        self._fields = tuple(c for c in self.columns if c not in self._arrays)
+        source = f"json_populate_recordset(NULL::{table.name}, CAST(%({name})s AS json))"
+        source += " WITH ORDINALITY AS " + name if self._arrays else " AS " + name
+        source += "".join(f" JOIN unnest(CAST(%({name}_{c})b AS {table.c[c].type.compile(dialect=_DIALECT)}[])) "
+                          f"WITH ORDINALITY AS {name}_{c}({c}, ordinality) USING (ordinality)" for c in self._arrays)
         if numbered:
-            self.sql += f" JOIN keys ON keys.n = {name}.agent_pk"
+            source += f" JOIN keys ON keys.n = {name}.agent_pk"
         # The columns in order, each from the relation that holds it.
-        self.values = ", ".join(f"{name}_{c}.{c}" if c in self._binary else f"{name}.{c}" for c in self.columns)
+        values = [f"{name}_{c}.{c}" if c in self._arrays else f"{name}.{c}" for c in self.columns]
+        columns = ["agent_pk"] * numbered + list(self.columns)
+        self.insert = (f"INSERT INTO {table.name} ({', '.join(columns)}) "
+                       f"SELECT {', '.join(['keys.pk'] * numbered + values)} FROM {source}")
 
     def bind(self, parameters: dict[str, Any], rows: Sequence[dict[str, Any]], numbers: Sequence[int] = ()) -> None:
         json_columns = self._json
@@ -79,7 +82,7 @@ class _Records:
             for record, n in zip(records, numbers, strict=True):
                 record["agent_pk"] = n
         parameters[self.name] = orjson.dumps(records).decode()
-        for column in self._binary:
+        for column in self._arrays:
             parameters[f"{self.name}_{column}"] = [row[column] for row in rows]
 
 
@@ -102,15 +105,11 @@ class NewAgentsStatement:
                               if endorsement_columns else None)
         self._audit = _Records(AuditEntry.__table__, audit_columns, "log") if audit_columns else None
         ctes = [
-            f"new_agents AS (INSERT INTO agents ({', '.join(agent_columns)}) SELECT {self._agents.values} FROM {self._agents.sql} "
-            "RETURNING pk, id)",
+            f"new_agents AS ({self._agents.insert} RETURNING pk, id)",
             "keys AS (SELECT o.n, new_agents.pk FROM unnest(CAST(%(ids)b AS text[])) WITH ORDINALITY AS o(id, n) "
             "JOIN new_agents ON new_agents.id = o.id)",
         ]
-        for records, table in ((self._cards, AgentCard), (self._checks, SignatureCheck), (self._endorsements, CardEndorsement)):
-            if records:
-                ctes.append(f"{records.name}_rows AS (INSERT INTO {table.__tablename__} (agent_pk, {', '.join(records.columns)}) "
-                            f"SELECT keys.pk, {records.values} FROM {records.sql})")
+        ctes += [f"{records.name}_rows AS ({records.insert})" for records in (self._cards, self._checks, self._endorsements) if records]
         ctes += [
             "terms AS (INSERT INTO agent_terms (agent_pk, kind, value) SELECT keys.pk, v.kind, v.value "
             "FROM unnest(CAST(%(terms_n)b AS bigint[]), CAST(%(terms_kind)b AS text[]), CAST(%(terms_value)b AS text[])) "
@@ -122,8 +121,7 @@ class NewAgentsStatement:
             "SELECT * FROM unnest(CAST(%(delta_tag)b AS text[]), CAST(%(delta_n)b AS integer[])))",
         ]
         if self._audit:
-            ctes.append(f"audit AS (INSERT INTO audit_log ({', '.join(self._audit.columns)}) "
-                        f"SELECT {self._audit.values} FROM {self._audit.sql})")
+            ctes.append(f"audit AS ({self._audit.insert})")
         self.sql = "WITH " + ",\n".join(ctes) + "\nSELECT n, pk FROM keys"
 
     def run(self, conn: Connection, agents: list[dict[str, Any]], cards: list[dict[str, Any]],
