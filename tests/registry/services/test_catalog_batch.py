@@ -67,3 +67,26 @@ def test_a_batch_with_a_duplicate_url_fails_whole_and_leaves_nothing(services, a
     with services.engine.connect() as conn:
         for table in ("agents", "agent_cards", "agent_terms", "tag_count_deltas", "audit_log"):
             assert conn.scalar(select(func.count()).select_from(text(table))) == 0, table
+
+
+def test_terms_holding_the_separator_characters_are_stored_whole(services, actor):  # type: ignore[no-untyped-def]
+    # On PostgreSQL a batch's terms travel joined by a character none of them holds (`joined`).
+    record = services.catalog._import_record({"card": make_card("Odd Terms", tags=["\ue000x"]), "cardUrl": "https://odd.example/c.json"}, None)
+    columns = services.catalog._new_agent_columns(actor, record)
+    columns["input_modes"] = ["text/\x1fplain"]  # held by no card in practice; here to force the fallback
+    new = services.catalog._writer.prepare(record, columns)
+    with services.engine.begin() as conn:
+        [pk] = services.catalog._writer.insert_agents(conn, [new])
+    with services.sessions() as session:
+        terms = {tuple(row) for row in session.execute(select(AgentTerm.kind, AgentTerm.value).where(AgentTerm.agent_pk == pk))}
+    assert {("tag", "\ue000x"), ("input", "text/\x1fplain")} <= terms
+    assert len(terms) == len(new.terms)
+
+
+def test_joined_picks_a_separator_no_value_holds():  # type: ignore[no-untyped-def]
+    from registry.services.new_agents_pg import joined
+
+    assert joined(["a", "b"]) == ("a\x1fb", "\x1f")
+    assert joined([]) == ("", "\x1f")
+    text, separator = joined(["a\x1f", "\ue000", "\ue001b"])
+    assert separator == "\ue002" and text.split(separator) == ["a\x1f", "\ue000", "\ue001b"]
