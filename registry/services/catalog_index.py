@@ -8,7 +8,6 @@ import dataclasses
 import datetime as dt
 import functools
 import hashlib
-import json
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -65,12 +64,11 @@ class CardRecord:
     def _content_sha256(self) -> str:
         """Identity of the card's content, independent of key order and white space.
 
-        Sorted-key compact JSON is canonical enough for change detection and is produced by the
-        C encoder; full RFC 8785 is reserved for signing, where byte-exactness across
-        implementations matters (and costs ~10x more in pure Python).
+        Sorted-key compact JSON (`jsontext.canonical`) is canonical enough for change detection;
+        full RFC 8785 is reserved for signing, where byte-exactness across implementations
+        matters (and costs ~10x more in pure Python).
         """
-        canonical = json.dumps(self.card, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        return hashlib.sha256(jsontext.canonical(self.card)).hexdigest()
 
 
 # Catalogs reuse a small vocabulary of tags and media types; a registration normalises ~30 of them.

@@ -56,3 +56,26 @@ def test_long_digit_runs_are_found_exactly_where_a_scan_for_19_ascii_digits_find
     expected = re.search(r"[0-9]{19}", text) is not None
     assert jsontext.has_long_digit_run(text) is expected
     assert jsontext.has_long_digit_run(text.encode()) is expected
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _standard_canonical(value):  # type: ignore[no-untyped-def]
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+@given(_JSON_VALUES)
+def test_canonical_writes_what_the_standard_library_writes(value):  # type: ignore[no-untyped-def]
+    assert jsontext.canonical(value) == _standard_canonical(value)
+
+
+@pytest.mark.parametrize("number", [1e-5, -4.2e-5, 9.99e-5, 1e-6, 3.5e-7, 1e-9, 1e-10, 1e-4, 1e16, 1e22, 5e-324, 1.7976931348623157e308])
+def test_canonical_writes_every_float_range_as_the_standard_library(number):  # type: ignore[no-untyped-def]
+    value = {"z": number, "a": [number, "e-1", "0.00001"]}
+    assert jsontext.canonical(value) == _standard_canonical(value)
