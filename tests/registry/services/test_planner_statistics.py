@@ -67,3 +67,53 @@ def test_search_tables_that_grew_are_vacuumed_so_index_only_scans_skip_the_table
         grown = conn.scalar(text("SELECT n_ins_since_vacuum FROM pg_stat_user_tables WHERE relname = 'agent_terms'"))
     assert grown == 0
     assert statistics.refresh() == 0  # nothing new since
+
+
+def _analyses(services, table: str) -> int:  # type: ignore[no-untyped-def]
+    with services.engine.connect() as conn:
+        return int(conn.scalar(text("SELECT analyze_count FROM pg_stat_user_tables WHERE relname = :t"), {"t": table}))
+
+
+def test_a_table_busy_with_writes_is_analyzed_once_they_stop_or_it_waited_long_enough(services, actor) -> None:  # type: ignore[no-untyped-def]
+    if services.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL planner statistics")
+    now, before = [0.0], _analyses(services, "agent_terms")
+
+    def analyses() -> int:
+        return _analyses(services, "agent_terms") - before
+
+    statistics = PlannerStatistics(services.engine, floor=100, fraction=0.5, wait=60, clock=lambda: now[0])
+    _import(services, actor, 40)
+    _wait_for_counters(services, "agent_terms", 100)
+    assert statistics.refresh() >= 1  # first look, no statistics yet: analyzed at once
+    assert analyses() == 1
+
+    def write(count: int, start: int) -> None:  # a bulk import goes on
+        items = [{"card": make_card(f"Bulk {n}", tags=[f"t{n % 7}"]), "cardUrl": f"https://bulk{n}.example.com/c.json"}
+                 for n in range(start, start + count)]
+        assert all(o.agent_id for o in services.catalog.import_cards(actor, items))
+        _wait_for_counters(services, "agent_terms", 0)
+
+    writes_before = _modified_since_analysis(services, "agent_terms")
+    write(40, 0)
+    assert wait_for(lambda: _modified_since_analysis(services, "agent_terms") >= writes_before + 100, 15)
+    now[0] = 10
+    statistics.refresh()
+    assert analyses() == 1  # stale, but busy: left for now
+    write(40, 40)
+    now[0] = 20
+    statistics.refresh()
+    assert analyses() == 1  # still busy, waited 10 s of 60
+    now[0] = 30
+    statistics.refresh()
+    assert analyses() == 2  # the writes stopped: analyzed
+
+    write(40, 80)
+    write(40, 120)
+    now[0] = 40
+    statistics.refresh()
+    assert analyses() == 2  # busy again
+    write(40, 160)
+    now[0] = 100
+    statistics.refresh()  # busy since 40 s: waited its 60 s
+    assert analyses() == 3
