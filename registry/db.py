@@ -321,20 +321,29 @@ class DriverStatement:
 
     @contextlib.contextmanager
     def _cursor(self, conn: Connection, parameters: list[Any], suffix: str = "") -> Iterator[tuple[Any, str]]:
-        """A driver cursor of `conn` and the statement's SQL; driver errors raised as SQLAlchemy's."""
-        dialect = conn.dialect
-        sql = self._form(dialect).sql + suffix
-        cursor = conn.connection.cursor()
-        try:
+        """A driver cursor of `conn` and the statement's SQL (`driver_cursor`)."""
+        sql = self._form(conn.dialect).sql + suffix
+        with driver_cursor(conn, sql, parameters) as cursor:
             yield cursor, sql
-        except dialect.loaded_dbapi.Error as error:
-            # A connection the database dropped leaves the pool when the caller's transaction
-            # fails to roll back on it (tests/registry/test_pool_ping.py); the error says so.
-            gone = dialect.is_disconnect(error, conn.connection.dbapi_connection, cursor)
-            raise exc.DBAPIError.instance(sql, parameters, error, dialect.loaded_dbapi.Error,
-                                          dialect=dialect, connection_invalidated=gone) from error
-        finally:
-            cursor.close()
+
+
+@contextlib.contextmanager
+def driver_cursor(conn: Connection, sql: str, parameters: Any) -> Iterator[Any]:
+    """A driver cursor of `conn`, in its transaction, to run `sql` with `parameters` past
+    SQLAlchemy's execution layer (its events and result objects); driver errors are raised as
+    SQLAlchemy's, as `Connection.execute` raises them."""
+    dialect = conn.dialect
+    cursor = conn.connection.cursor()
+    try:
+        yield cursor
+    except dialect.loaded_dbapi.Error as error:
+        # A connection the database dropped leaves the pool when the caller's transaction
+        # fails to roll back on it (tests/registry/test_pool_ping.py); the error says so.
+        gone = dialect.is_disconnect(error, conn.connection.dbapi_connection, cursor)
+        raise exc.DBAPIError.instance(sql, parameters, error, dialect.loaded_dbapi.Error,
+                                      dialect=dialect, connection_invalidated=gone) from error
+    finally:
+        cursor.close()
 
 
 class _DriverForm:

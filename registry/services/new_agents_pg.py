@@ -42,6 +42,7 @@ import orjson
 from sqlalchemy import JSON, Connection, LargeBinary, Table, Text
 from sqlalchemy.dialects import postgresql
 
+from registry.db import driver_cursor
 from registry.models import Agent, AgentCard, AuditEntry, CardEndorsement, SignatureCheck
 
 _DIALECT = postgresql.dialect()
@@ -160,5 +161,7 @@ class NewAgentsStatement:
             search_n=list(range(1, len(vectors) + 1)), search_vector=vectors,
             delta_tag=[tag for tag, _ in deltas], delta_n=[n for _, n in deltas],
         )
-        keys = dict(conn.exec_driver_sql(self.sql, parameters).all())
+        with driver_cursor(conn, self.sql, parameters) as cursor:
+            cursor.execute(self.sql, parameters)
+            keys = dict(cursor.fetchall())
         return [keys[n] for n in range(1, len(agents) + 1)]
