@@ -16,11 +16,21 @@ collection of the young generation walks them and moves survivors to an older on
 walked in turn. Measured in one process importing 4,000 cards in batches of 1,000 (two rounds
 each): collections took 0.10–0.15 ms a card with Python's thresholds, 0.025–0.04 ms with these.
 Cyclic garbage waits a little longer for its collection.
+
+A bulk request (`POST /v1/agents/import`) holds its whole batch while it works on it: ~300,000
+containers for 1,000 cards, parsed, validated and turned into rows. Each collection walked them
+again and moved them to an older generation, where the next walked them once more: in one
+process importing 10,000 cards, collections took 0.37 s, 12% of the CPU. `collections_paused`
+keeps the collector off for the length of such a request; its objects are freed by reference
+counting when it ends, as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import threading
+from collections.abc import Iterator
 
 YOUNG_THRESHOLD = 10_000  # allocations between collections of the young generation (Python: 700)
 
@@ -31,3 +41,26 @@ def settle() -> None:
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)
+
+
+_pause_lock = threading.Lock()
+_pauses = 0  # requests inside `collections_paused`
+_enabled_before = True  # whether the collector ran before the first of them
+
+
+@contextlib.contextmanager
+def collections_paused() -> Iterator[None]:
+    """No cyclic collection until the outermost of the concurrent pauses ends."""
+    global _pauses, _enabled_before
+    with _pause_lock:
+        if _pauses == 0:
+            _enabled_before = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _enabled_before:
+                gc.enable()

@@ -6,6 +6,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
+from registry import heap
 from registry.api.auth import requires
 from registry.api.presenters import agent_json_text, page_json_text
 from registry.api.requests import (
@@ -61,6 +62,11 @@ def register() -> Response:
 @bp.post("/import")
 @requires("agents:write")
 def import_cards() -> Response:
+    with heap.collections_paused():  # the batch's objects all live until it is done
+        return _import_cards()
+
+
+def _import_cards() -> Response:
     # Bulk bodies are larger than single registrations; the limit is checked before reading.
     request.max_content_length = _services().settings.max_import_bytes
     body = json_object()

@@ -1,4 +1,5 @@
-"""`heap.settle`: what a process built at start is out of the collector's sight afterwards."""
+"""`heap`: what a process built at start is out of the collector's sight afterwards, and bulk requests
+run without collections."""
 
 from __future__ import annotations
 
@@ -34,3 +35,56 @@ def test_after_settle_the_young_generation_is_collected_every_ten_thousand_alloc
     finally:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
+
+
+def test_collections_stay_paused_until_the_last_of_concurrent_pauses_ends():
+    assert gc.isenabled()
+    first, second = heap.collections_paused(), heap.collections_paused()
+    first.__enter__()
+    second.__enter__()
+    assert not gc.isenabled()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()  # the other request still holds its batch
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
+def test_a_pause_leaves_a_collector_that_was_off_off():
+    gc.disable()
+    try:
+        with heap.collections_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_an_import_request_runs_without_collections_and_leaves_the_collector_on(client, auth, monkeypatch):  # type: ignore[no-untyped-def]
+    import contextlib
+
+    from tests.support.cards import make_card
+
+    def collections_of_an_import(start: int) -> int:
+        collections: list[int] = []
+
+        def note(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                collections.append(info["generation"])
+
+        items = [{"card": make_card(f"Heap {n}", tags=["heap"]), "cardUrl": f"https://heap{n}.example.com/c.json"}
+                 for n in range(start, start + 300)]
+        thresholds = gc.get_threshold()
+        gc.set_threshold(100)  # a collection every 100 allocations, while the collector is on
+        gc.callbacks.append(note)
+        try:
+            response = client.post("/v1/agents/import", json={"items": items}, headers=auth)
+        finally:
+            gc.callbacks.remove(note)
+            gc.set_threshold(*thresholds)
+        assert response.status_code == 200 and response.get_json()["created"] == 300
+        assert gc.isenabled()
+        return len(collections)
+
+    paused = collections_of_an_import(0)  # those left are the test client's, around the request
+    monkeypatch.setattr(heap, "collections_paused", contextlib.nullcontext)
+    assert paused * 10 < collections_of_an_import(300)
