@@ -39,8 +39,8 @@ _DIGITS_READ_AS_ZERO = bytes(0x30 if 0x30 <= byte <= 0x39 else byte for byte in 
 
 def canonical(value: Any) -> bytes:
     """Sorted-key compact UTF-8 JSON, exactly as `json.dumps(value, sort_keys=True,
-    separators=(",", ":"), ensure_ascii=False)` writes it, at orjson's speed (~4 µs for a bench
-    card, against ~30)."""
+    separators=(",", ":"), ensure_ascii=False)` writes it, faster: 8–12 µs for a bench card
+    against ~30."""
     try:
         text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # beyond 64 bits, a lone surrogate

@@ -18,9 +18,9 @@ a vacuum, 0.21 ms. Autovacuum would get there too, but only on its launcher's ne
 reads only the pages not yet marked all-visible, so vacuuming often costs little more than
 vacuuming late.
 
-Neither waits for a bulk write to end, as long as the planner has statistics to go on: a table
-that took at least `floor` writes since the job's last look (10 s before) is busy, and is left
-until a look finds it quiet, or for at most `wait` seconds. An analysis in the middle of an
+Both wait for a bulk write to end, as long as the planner has statistics to go on: a table that
+took at least `floor` writes since the job's last look (10 s before) is busy, and is left until a
+look finds it quiet, or for at most `wait` seconds. An analysis in the middle of an
 import competed with it for the same two cores: 10,000 cards imported into 10,000 at 1,693/s when
 the job vacuumed agent_terms and analyzed agent_search meanwhile (PostgreSQL spent 0.545 ms of CPU
 a card), against 2,348–2,547/s when it did not (0.30–0.33 ms). The planner scales what it knows
