@@ -136,35 +136,28 @@ def test_0013_analyze_of_agents_keeps_statistics_only_for_what_queries_filter_on
     assert targets() == {"profile": 0, "status": -1}
 
 
-def test_0014_keeps_an_agents_row_in_one_piece_once_its_profile_is_compressed(services, client, auth):  # type: ignore[no-untyped-def]
+def test_0014_compresses_an_agents_values_and_its_raw_card_with_lz4(services, client, auth):  # type: ignore[no-untyped-def]
     from registry.migrate import downgrade, upgrade
 
     if services.engine.dialect.name != "postgresql":
-        pytest.skip("PostgreSQL row storage")
+        pytest.skip("PostgreSQL compression")
     rng = random.Random(7)
     words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike oscar papa quebec".split()
-    # A row of ~4 KB, ~2.5 KB with the profile compressed, like the bench agents'.
-    description = " ".join(rng.choice(words) for _ in range(200))
+    description = " ".join(rng.choice(words) for _ in range(400))  # compressed as well as the profile
 
-    def register(n: int) -> None:
-        card = make_card(f"Row Agent {n}", tags=["rows", f"rows-{n}"], skills=5, description=description)
-        body = {"card": card, "cardUrl": f"https://rows{n}.example.com/card.json"}
+    def register(n: int) -> tuple[str, str]:
+        card = make_card(f"Packed Agent {n}", tags=["packed"], skills=5, description=description)
+        body = {"card": card, "cardUrl": f"https://packed{n}.example.com/card.json"}
         assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
-
-    def stored_out_of_line() -> int:
         with services.engine.connect() as conn:
-            toast = conn.scalar(text("SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'agents'::regclass"))
-            return conn.scalar(text(f"SELECT count(DISTINCT chunk_id) FROM {toast}"))
+            return tuple(conn.execute(text(
+                "SELECT pg_column_compression(a.description), pg_column_compression(c.raw) FROM agents a "
+                "JOIN agent_cards c ON c.agent_pk = a.pk WHERE a.name = :name"), {"name": f"Packed Agent {n}"}).one())
 
     downgrade(services.engine, "0013_payload_statistics")
-    register(0)
-    assert stored_out_of_line() == 1  # PostgreSQL's default: the profile moved to the TOAST table
+    assert register(0) == ("pglz", "pglz")
     upgrade(services.engine)
-    register(1)
-    assert stored_out_of_line() == 1
     with services.engine.connect() as conn:
         lz4 = conn.scalar(text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"))
-        profile, raw = conn.execute(text("SELECT pg_column_compression(a.profile), pg_column_compression(c.raw) FROM agents a "
-                                         "JOIN agent_cards c ON c.agent_pk = a.pk WHERE a.name = 'Row Agent 1'")).one()
-    assert (profile, raw) == (("lz4", "lz4") if lz4 else ("pglz", None))
-    assert [a["description"] for a in client.get("/v1/agents?tag=rows").get_json()["items"]] == [description] * 2
+    assert register(1) == (("lz4", "lz4") if lz4 else ("pglz", "pglz"))
+    assert [a["description"] for a in client.get("/v1/agents?tag=packed").get_json()["items"]] == [description] * 2
