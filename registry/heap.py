@@ -17,7 +17,7 @@ walked in turn. Measured in one process importing 4,000 cards in batches of 1,00
 each): collections took 0.10–0.15 ms a card with Python's thresholds, 0.025–0.04 ms with these.
 Cyclic garbage waits a little longer for its collection.
 
-A bulk request (`POST /v1/agents/import`) holds its whole batch while it works on it: ~300,000
+A bulk request (`POST /v1/agents/import`) holds its whole batch while it works on it: ~60,000
 containers for 1,000 cards, parsed, validated and turned into rows. Each collection walked them
 again and moved them to an older generation, where the next walked them once more: in one
 process importing 10,000 cards, collections took 0.37 s, 12% of the CPU. `collections_paused`
