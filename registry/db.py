@@ -206,6 +206,22 @@ def queue_claims(engine: Engine) -> Engine:
     return claims
 
 
+def generic_plans(engine: Engine) -> Engine | None:
+    """PostgreSQL: an engine of its own (autocommit) whose statements are prepared on first use and
+    always run their generic plan, never planned again for their values. SQLite: None.
+
+    For statements that read little whatever their values, where planning for the values would
+    cost more than it could save (`registry.services.search_plan`). Its pool is its own: the
+    caller disposes of it.
+    """
+    if engine.dialect.name != "postgresql":
+        return None
+    generic = create_engine(engine.url, pool_size=10, max_overflow=20, isolation_level="AUTOCOMMIT",
+                            connect_args={"options": "-c plan_cache_mode=force_generic_plan", "prepare_threshold": 0})
+    PingWhenIdle(PING_AFTER_IDLE).attach(generic)
+    return generic
+
+
 def single_statements(engine: Engine) -> Engine:
     """`engine` for work that is one statement (a read, or a write that is whole in one statement):
     on PostgreSQL its connections run in autocommit, sparing each statement the BEGIN and COMMIT

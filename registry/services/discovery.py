@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, FromClause, Row, bindparam, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry.db import make_session_factory, single_statements
+from registry.db import generic_plans, make_session_factory, single_statements
 from registry.errors import InvalidRequest, NotFound
 from registry.models import Agent, AgentCard
 from registry.models.types import utcnow
@@ -111,10 +111,15 @@ class DiscoveryService:
         self._clock = clock
         self._text_index = TextIndex(engine.dialect.name)
         self._columns = listing_columns(engine.dialect.name)
-        self._planner = SearchPlanner(self._text_index, TermStats(sessions=self._sessions), self._columns)
+        self._generic = generic_plans(engine)
+        self._planner = SearchPlanner(self._text_index, TermStats(sessions=self._sessions), self._columns, self._generic)
         # Built once: the rendered columns are a large expression, and a statement built per
         # request cost its construction and its cache key (~1 ms) every time.
         self._one = select(*self._columns(Agent.__table__)).where(Agent.id == bindparam("agent_id"))
+
+    def close(self) -> None:
+        if self._generic is not None:
+            self._generic.dispose()
 
     def search(self, query: AgentQuery) -> AgentPage:
         """Agents matching every filter, in registration order, `limit` at a time."""

@@ -209,7 +209,13 @@ def test_dead_agents_leave_default_search_and_health_filters_the_rest(services, 
     finally:
         dead.stop()
     discovery = DiscoveryService(services.sessions, hide_dead_after=3600, clock=clock)
+    try:
+        _search_hides_the_long_dead(discovery, clock, alive_id, dead_id)
+    finally:
+        discovery.close()
 
+
+def _search_hides_the_long_dead(discovery, clock, alive_id: str, dead_id: str) -> None:
     def ids(**query: object) -> list[str]:
         return [row.id for row in discovery.search(AgentQuery(**query)).agents]  # type: ignore[arg-type]
 
