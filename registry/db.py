@@ -200,10 +200,7 @@ def queue_claims(engine: Engine) -> Engine:
     """
     if engine.dialect.name != "postgresql":
         return engine
-    claims = create_engine(engine.url, pool_size=2, max_overflow=8, isolation_level="AUTOCOMMIT",
-                           connect_args={"options": "-c enable_bitmapscan=off"})
-    PingWhenIdle(PING_AFTER_IDLE).attach(claims)
-    return claims
+    return _autocommit_pool(engine, "-c enable_bitmapscan=off", pool_size=2, max_overflow=8)
 
 
 def generic_plans(engine: Engine) -> Engine | None:
@@ -216,10 +213,17 @@ def generic_plans(engine: Engine) -> Engine | None:
     """
     if engine.dialect.name != "postgresql":
         return None
-    generic = create_engine(engine.url, pool_size=10, max_overflow=20, isolation_level="AUTOCOMMIT",
-                            connect_args={"options": "-c plan_cache_mode=force_generic_plan", "prepare_threshold": 0})
-    PingWhenIdle(PING_AFTER_IDLE).attach(generic)
-    return generic
+    return _autocommit_pool(engine, "-c plan_cache_mode=force_generic_plan", pool_size=10, max_overflow=20,
+                            prepare_threshold=0)
+
+
+def _autocommit_pool(engine: Engine, options: str, *, pool_size: int, max_overflow: int, **connect: Any) -> Engine:
+    """A PostgreSQL engine with a pool of its own, for the same database as `engine`: autocommit
+    connections started with these server `options`, checked before use after idling."""
+    pool = create_engine(engine.url, pool_size=pool_size, max_overflow=max_overflow, isolation_level="AUTOCOMMIT",
+                         connect_args={"options": options, **connect})
+    PingWhenIdle(PING_AFTER_IDLE).attach(pool)
+    return pool
 
 
 def single_statements(engine: Engine) -> Engine:

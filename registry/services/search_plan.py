@@ -218,6 +218,7 @@ class SearchPlanner:
 
         The page and its rows are one statement, one snapshot, so it needs no transaction: give
         a session of `registry.db.single_statements`, which spares PostgreSQL the BEGIN and ROLLBACK.
+        A search by rare terms alone runs on the `generic` connections instead (module docstring).
         """
         shape, params, generic = self._plan(session, filters)
         params.update(after=after, limit=limit)
