@@ -86,6 +86,20 @@ def test_a_deprecated_agent_leaves_the_counts_and_comes_back_when_reactivated(se
     assert client.get("/v1/tags?prefix=solo").get_json()["items"] == [{"tag": "solo-tag", "count": 1}]
 
 
+def test_a_tag_prefix_is_matched_literally_whatever_it_holds(services, actor, client):  # type: ignore[no-untyped-def]
+    """`%`, `_` and the escape character in a prefix are characters of the tag, not patterns."""
+    for n, tag in enumerate(["a_b", "axb", "50%-off", "500-off", "x/y", "x//y"]):
+        services.catalog.register_card(actor, make_card(f"Agent {n}", tags=[tag]), f"https://p{n}.example.com/card.json")
+
+    def tags(prefix: str) -> list[str]:
+        return [item["tag"] for item in client.get("/v1/tags", query_string={"prefix": prefix}).get_json()["items"]]
+
+    assert (tags("a_"), tags("50%"), tags("x/"), tags("x//"), tags("%"), tags("_")) == (
+        ["a_b"], ["50%-off"], ["x//y", "x/y"], ["x//y"], [], [])
+    services.catalog.tag_counts.fold(services.engine)  # the folded counts are read the same way
+    assert (tags("a_"), tags("50%"), tags("x//"), tags("%")) == (["a_b"], ["50%-off"], ["x//y"], [])
+
+
 def test_the_migration_fills_the_counts_from_the_agents_already_registered(services, actor):  # type: ignore[no-untyped-def]
     for n, tags in enumerate([["alpha", "beta"], ["beta"], ["beta", "gamma"]]):
         services.catalog.register_card(actor, make_card(f"Old {n}", tags=tags), f"https://old{n}.example.com/card.json")
