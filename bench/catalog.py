@@ -97,20 +97,24 @@ def query_latency(port: int, paths: list[str], table: Table, what: str) -> None:
     """Time each query from sending the request to the last byte of the answer, one connection,
     one query at a time. Decoding the answer is the client's work, done after the clock stops: a
     page of 50 agents is ~180 KB of JSON, which took this client 1.0–1.1 ms to decode. Every answer
-    is still checked: status 200 and a JSON page of items."""
-    http, latencies = Http(port), []
+    is still checked: status 200 and a JSON page of items; how many had at least one is printed."""
+    http, latencies, found = Http(port), [], 0
     for path in paths[:20]:
         http.request("GET", path)  # warm-up
     for path in paths:
         t0 = time.perf_counter()
         status, raw = http.send("GET", path)
         latencies.append((time.perf_counter() - t0) * 1000)
-        assert status == 200 and isinstance(json.loads(raw)["items"], list), (path, status, raw[:200])
+        assert status == 200 and isinstance(items := json.loads(raw)["items"], list), (path, status, raw[:200])
+        found += bool(items)
+    print(f"  {what}: {found} of {len(paths)} answers held agents", flush=True)
     table.add(what, len(paths), sum(latencies) / 1000, latencies)
 
 
 def tag_pairs(port: int, rng: random.Random, count: int) -> list[str]:
-    """Pairs of tags that co-occur, so queries return results (the realistic, harder case)."""
+    """Pairs of the 60 most used tags. Most pairs come from different domains and share no agent:
+    at 10,000 agents about a third of the answers hold agents (the count is printed), and a
+    page of 50 agents costs several times an empty answer."""
     tags = [t["tag"] for t in Http(port).request("GET", "/v1/tags?limit=60")[1]["items"]]
     return [f"/v1/agents?tag={a}&tag={b}&match=all&limit=50" for a, b in (rng.sample(tags, 2) for _ in range(count))]
 
