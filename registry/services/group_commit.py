@@ -4,7 +4,10 @@ A commit costs far more than the rows it carries, and concurrent registrations (
 connections, or a web process with many threads) would otherwise queue for the single SQLite
 writer one commit at a time. The first caller to find no writer active becomes the leader: it
 takes everything pending, writes it in one transaction and wakes the others; callers that arrive
-meanwhile form the next batch. Nobody waits for a timer, so a lone request pays nothing extra.
+meanwhile form the next batch, written by the oldest of them, whom the leader hands the lead to.
+So nobody writes batches after its own: a leader that went on while callers kept coming answered
+its own request only at the first lull. Nobody waits for a timer, so a lone request pays nothing
+extra.
 Every caller returns only after its own rows are committed, so a 201 still means durable.
 """
 
@@ -22,13 +25,14 @@ class _Pending(Generic[T]):
     """An item and its outcome. `done` is a lock taken at birth and released by the leader once
     the outcome is known: a waiter is woken by one release, without an Event's condition."""
 
-    __slots__ = ("item", "done", "error")
+    __slots__ = ("item", "done", "error", "lead")
 
     def __init__(self, item: T) -> None:
         self.item = item
         self.done = threading.Lock()
         self.done.acquire()
         self.error: BaseException | None = None
+        self.lead = False  # woken before its outcome is known: it is to write the next batch
 
 
 class GroupCommitter(Generic[T]):
@@ -75,6 +79,9 @@ class GroupCommitter(Generic[T]):
         if lead:
             self._lead()
         mine.done.acquire()
+        if mine.lead:  # handed the lead: the next batch starts with this item
+            self._lead()
+            mine.done.acquire()
         if mine.error is not None:
             raise mine.error
 
@@ -84,30 +91,34 @@ class GroupCommitter(Generic[T]):
             self._cond.notify_all()
 
     def _lead(self) -> None:
-        while True:
+        """Write one batch, which holds the leader's own item, then hand the lead to the oldest
+        item still pending (its caller wakes to write the next batch) or give it up."""
+        with self._cond:
+            if self._coming and len(self._pending) < self._max_batch:
+                self._cond.wait_for(lambda: not self._coming or len(self._pending) >= self._max_batch, self._linger)
+        # The batch is taken once this writer's turn has come: what arrived while another writer
+        # held the database joins it, instead of waiting for a turn of its own.
+        batch: list[_Pending[T]] = []
+        try:
+            with self._serialize():
+                with self._cond:  # only the leader takes items: there is still at least one
+                    batch, self._pending = self._pending[: self._max_batch], self._pending[self._max_batch :]
+                self._write_serialized(batch)
+        except BaseException as error:  # e.g. the process is stopping: the outcome is unknown
+            for pending in batch:
+                pending.error = pending.error or error
+            raise
+        finally:  # woken once the database is free for the next writer (a wake-up is a system call)
             with self._cond:
-                if self._coming and len(self._pending) < self._max_batch:
-                    self._cond.wait_for(lambda: not self._coming or len(self._pending) >= self._max_batch, self._linger)
-                if not self._pending:
+                successor = self._pending[0] if self._pending else None
+                if successor is None:
                     self._leader_active = False
-                    return
-            # The batch is taken once this writer's turn has come: what arrived while another
-            # writer held the database joins it, instead of waiting for a turn of its own.
-            batch: list[_Pending[T]] = []
-            try:
-                with self._serialize():
-                    with self._cond:  # only the leader takes items: there is still at least one
-                        batch, self._pending = self._pending[: self._max_batch], self._pending[self._max_batch :]
-                    self._write_serialized(batch)
-            except BaseException as error:  # e.g. the process is stopping: the outcome is unknown
-                for pending in batch:
-                    pending.error = pending.error or error
-                with self._cond:  # whoever submits next leads what is still pending
-                    self._leader_active = False
-                raise
-            finally:  # woken once the database is free for the next writer (a wake-up is a system call)
-                for pending in batch:
-                    pending.done.release()
+                else:
+                    successor.lead = True
+            for pending in batch:
+                pending.done.release()
+            if successor is not None:
+                successor.done.release()
 
     def _write_serialized(self, batch: list[_Pending[T]]) -> None:
         """Write the batch; each item's error, if any, is left on it."""

@@ -357,6 +357,41 @@ def test_callers_are_woken_once_the_database_is_free_for_the_next_writer():
     assert inside_when_woken == {1: 0, 2: 0}
 
 
+def test_each_batch_is_written_by_the_caller_of_its_oldest_item_and_nobody_waits_for_later_batches():
+    """A leader that went on writing while callers kept coming answered its own caller only at the
+    first lull; each caller now writes at most the batch that holds its own item."""
+    writers: list[tuple[str, list[int]]] = []
+    held = {1: threading.Event(), 2: threading.Event()}
+
+    def write_batch(items: list[int]) -> None:
+        writers.append((threading.current_thread().name, list(items)))
+        if items[0] in held:
+            held[items[0]].wait(DEADLINE)
+
+    committer: GroupCommitter[int] = GroupCommitter(write_batch, lambda item: None)
+    returned: list[int] = []
+
+    def submit(item: int) -> None:
+        committer.submit(item)
+        returned.append(item)
+
+    callers = {item: threading.Thread(target=submit, args=(item,), name=f"caller-{item}") for item in (1, 2, 3, 4)}
+    callers[1].start()
+    assert wait_for(lambda: len(writers) == 1, DEADLINE), "the first caller never led"
+    callers[2].start()
+    callers[3].start()
+    assert wait_for(lambda: len(committer._pending) == 2, DEADLINE), "two callers never queued"
+    held[1].set()
+    assert wait_for(lambda: returned == [1], DEADLINE), "the first caller waited for the next batch"
+    callers[4].start()
+    assert wait_for(lambda: len(committer._pending) == 1, DEADLINE), "the fourth caller never queued"
+    held[2].set()
+    for caller in callers.values():
+        caller.join(DEADLINE)
+    assert writers == [("caller-1", [1]), ("caller-2", [2, 3]), ("caller-4", [4])]
+    assert sorted(returned) == [1, 2, 3, 4] and not committer._leader_active
+
+
 class Stopping(BaseException):
     """Like KeyboardInterrupt or SystemExit: not an error of one item."""
 
