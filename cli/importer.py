@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +21,10 @@ R = TypeVar("R")
 
 def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """Yield (line number, the line's JSON text); a line that is not JSON stops the import with
-    its number. Lines are checked here but sent as written (no re-encoding)."""
+    its number. Lines are checked here, as the registry parses them, but sent as written (no
+    re-encoding)."""
+    from registry import jsontext  # orjson: half the client's CPU of `json` on bench cards
+
     try:
         handle = path.open("rb")
     except OSError as error:
@@ -33,7 +35,7 @@ def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             if not line:
                 continue
             try:
-                json.loads(line)
+                jsontext.loads(line)
             except ValueError as error:
                 raise CliError(f"{path}:{number} is not JSON: {error}", ExitCode.USAGE) from None
             yield number, line
@@ -75,9 +77,11 @@ def import_file(client: Callable[[], RegistryClient], path: Path, size: int, *, 
         body = b'{"items":[' + b",".join(line for _, line in batch) + b"]}"
         return batch, local.client.call_raw("POST", "/v1/agents/import", body)
 
+    # A batch waits behind each request in flight: with only `parallel` read ahead, a connection
+    # whose answer came first idled until the oldest one's came, and the web processes went in step.
     with click.progressbar(length=_count_lines(path), label="importing", file=None if progress else _Null()) as bar, \
             ThreadPoolExecutor(max_workers=parallel) as pool:
-        for batch, result in _in_order(pool, send, _batches(path, size), window=parallel):
+        for batch, result in _in_order(pool, send, _batches(path, size), window=2 * parallel):
             summary["created"] += result["created"]
             summary["failed"] += result["failed"]
             for outcome in result["results"]:
