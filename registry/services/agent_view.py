@@ -6,10 +6,10 @@ reads, and in Python for an agent just written (`registry.api.presenters`). A se
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any, Union
 
-from sqlalchemy import JSON, ColumnElement, FromClause, String, case, cast, func, literal_column
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import JSON, ColumnElement, FromClause, Integer, String, case, cast, func, literal_column
 
 from registry.models.types import UtcDateTime
 
@@ -27,7 +27,7 @@ LIVE: Shape = (
     ("health", HEALTH), ("signature", SIGNATURE), ("jwksUrl", "jwks_url"),
 )
 LIST_COLUMNS = frozenset({"signature_kids"})  # shown as [] when there is none
-_PG_TIME = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
+_PG_JSON_TIME = r'\"YYYY-MM-DD"T"HH24:MI:SS.US"Z\"'  # in quotes, which to_char prints for \"
 
 
 def api_time(value: dt.datetime | None) -> str | None:
@@ -54,29 +54,73 @@ def render(shape: Shape, row: Any) -> dict[str, Any]:
 def live_json(table: FromClause, dialect: str) -> ColumnElement[str]:
     """`LIVE` for each row of `table` (the agents table or an alias of it), as JSON text made by
     the database, labelled `live`."""
-    rendered = _sql_object(table, LIVE, dialect)
-    return (rendered if dialect == "sqlite" else cast(rendered, String)).label("live")
+    rendered = _sql_object(table, LIVE) if dialect == "sqlite" else _pg_object(table, LIVE)
+    return rendered.label("live")
 
 
-def _sql_object(table: FromClause, shape: Shape, dialect: str) -> ColumnElement[Any]:
+def _sql_object(table: FromClause, shape: Shape) -> ColumnElement[Any]:
+    """SQLite: `json_object` of the shape."""
     args: list[Any] = []
     for key, spec in shape:
-        args += [_constant(key), _sql_object(table, spec, dialect) if isinstance(spec, tuple) else _sql_value(table, spec, dialect)]
-    return func.json_object(*args) if dialect == "sqlite" else func.json_build_object(*args)
+        args += [_constant(key), _sql_object(table, spec) if isinstance(spec, tuple) else _sqlite_value(table, spec)]
+    return func.json_object(*args)
 
 
-def _sql_value(table: FromClause, name: str, dialect: str) -> ColumnElement[Any]:
+def _sqlite_value(table: FromClause, name: str) -> ColumnElement[Any]:
     column = table.c[name]
-    if isinstance(column.type, UtcDateTime):
-        if dialect == "sqlite":  # stored as "2026-11-22 10:11:22.638493"; NULL stays NULL
-            return func.replace(column, _constant(" "), _constant("T"), type_=String).concat(_constant("Z"))
-        return func.to_char(func.timezone(_constant("UTC"), column), _constant(_PG_TIME))
-    if name in LIST_COLUMNS:  # SQL NULL or JSON null (what the ORM stores for None) → []
-        if dialect == "sqlite":  # json() so the text is embedded as JSON, not as a string
-            return case((func.json_type(column) == _constant("array"), func.json(column)), else_=func.json(_constant("[]")))
-        return case((func.json_typeof(column) == _constant("array"), column), else_=cast(_constant("[]"), postgresql.JSON))
+    if isinstance(column.type, UtcDateTime):  # stored as "2026-11-22 10:11:22.638493"; NULL stays NULL
+        return func.replace(column, _constant(" "), _constant("T"), type_=String).concat(_constant("Z"))
+    if name in LIST_COLUMNS:  # SQL NULL or JSON null (what the ORM stores for None) → []; json() so
+        # the text is embedded as JSON, not as a string
+        return case((func.json_type(column) == _constant("array"), func.json(column)), else_=func.json(_constant("[]")))
     assert not isinstance(column.type, JSON), f"{name}: a JSON column needs a rendering rule"
     return column
+
+
+def _pg_object(table: FromClause, shape: Shape) -> ColumnElement[str]:
+    """PostgreSQL: the shape's JSON text joined from its values' texts with `||`. `json_build_object`
+    looks up how to print each argument's type again on every row: on a page of 51 agents the
+    object cost 0.75–0.85 ms of the statement's ~1.5, and joined texts 0.19–0.46 ms less."""
+    parts: list[str | ColumnElement[str]] = []
+    _pg_parts(table, shape, parts)
+    text: ColumnElement[str] | None = None
+    for part in parts:
+        element = _constant(part) if isinstance(part, str) else part
+        text = element if text is None else text + element
+    assert text is not None
+    return text
+
+
+def _pg_parts(table: FromClause, shape: Shape, parts: list[str | ColumnElement[str]]) -> None:
+    """Append the shape's texts to `parts`, constants next to each other written as one."""
+    def constant(text: str) -> None:
+        if parts and isinstance(parts[-1], str):
+            parts[-1] += text
+        else:
+            parts.append(text)
+
+    constant("{")
+    for index, (key, spec) in enumerate(shape):
+        constant(("," if index else "") + json.dumps(key) + ":")
+        if isinstance(spec, tuple):
+            _pg_parts(table, spec, parts)
+        else:
+            parts.append(_pg_value(table, spec))
+    constant("}")
+
+
+def _pg_value(table: FromClause, name: str) -> ColumnElement[str]:
+    column = table.c[name]
+    if isinstance(column.type, UtcDateTime):
+        text = func.to_char(func.timezone(_constant("UTC"), column), _constant(_PG_JSON_TIME), type_=String)
+    elif name in LIST_COLUMNS:  # SQL NULL or JSON null (what the ORM stores for None) → []
+        return case((func.json_typeof(column) == _constant("array"), cast(column, String)), else_=_constant("[]"))
+    elif isinstance(column.type, Integer):
+        text = cast(column, String)
+    else:  # strings and floats as `to_json` prints them (escaped, quoted; NaN as a string)
+        assert not isinstance(column.type, JSON), f"{name}: a JSON column needs a rendering rule"
+        text = cast(func.to_json(column), String)
+    return func.coalesce(text, _constant("null"), type_=String)
 
 
 def _constant(text: str) -> ColumnElement[str]:
