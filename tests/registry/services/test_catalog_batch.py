@@ -4,12 +4,14 @@ own agent, and a batch that fails leaves nothing behind. On PostgreSQL the batch
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from typing import Any
 
 import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
+from registry.errors import Conflict, InvalidCard, RegistryError
 from registry.models import Agent, AgentCard, AgentTerm, AuditEntry
 from registry.services.catalog_index import AUDIT_INSERT
 from registry.services.discovery import AgentQuery
@@ -90,3 +92,40 @@ def test_joined_picks_a_separator_no_value_holds():  # type: ignore[no-untyped-d
     assert joined([]) == ("", "\x1f")
     text, separator = joined(["a\x1f", "\ue000", "\ue001b"])
     assert separator == "\ue002" and text.split(separator) == ["a\x1f", "\ue000", "\ue001b"]
+
+
+def test_concurrent_registrations_each_get_their_own_outcome(services):  # type: ignore[no-untyped-def]
+    actor = services.tokens.authenticate(services.tokens.create("alice", ["agents:write"]).token)
+    broken = make_card("Broken")
+    del broken["version"]
+    requests = {f"agent-{i}": (make_card(f"Agent {i}"), f"https://a{i}.example/card.json") for i in range(8)}
+    requests["twin-1"] = (make_card("Twin"), "https://twin.example/card.json")
+    requests["twin-2"] = (make_card("Twin"), "https://twin.example/card.json")
+    requests["broken"] = (broken, "https://broken.example/card.json")
+    start = threading.Barrier(len(requests), timeout=5.0)
+    outcomes: dict[str, Any] = {}
+
+    def register(key: str) -> None:
+        card, url = requests[key]
+        start.wait()
+        try:
+            outcomes[key] = services.catalog.register_card(actor, card, url).agent.id
+        except RegistryError as error:
+            outcomes[key] = type(error)
+
+    threads = [threading.Thread(target=register, args=(key,)) for key in requests]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(15.0)
+    assert not any(thread.is_alive() for thread in threads), "a registration never returned"
+
+    assert outcomes["broken"] is InvalidCard
+    twins = [outcomes["twin-1"], outcomes["twin-2"]]
+    assert twins.count(Conflict) == 1 and all(isinstance(t, str) or t is Conflict for t in twins)
+    stored_ids = {outcome for outcome in outcomes.values() if isinstance(outcome, str)}
+    assert len(stored_ids) == 9  # eight agents and one twin, each with its own id
+    with services.sessions() as session:
+        stored = dict(session.execute(select(Agent.id, Agent.card_url)).all())
+    assert set(stored) == stored_ids
+    assert sorted(stored.values()) == sorted({url for _, url in requests.values()} - {"https://broken.example/card.json"})

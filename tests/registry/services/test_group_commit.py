@@ -9,12 +9,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 
-from registry.errors import Conflict, InvalidCard, RegistryError
-from registry.models import Agent
 from registry.services.group_commit import GroupCommitter
-from tests.support.cards import make_card
 from tests.support.waiting import wait_for
 
 
@@ -424,43 +420,3 @@ def test_a_write_cut_short_fails_its_whole_batch_and_the_next_caller_leads():
     assert {item: type(error) for item, error in outcomes.items()} == {1: Stopping, 2: Stopping}  # neither told "written"
     assert not committer._leader_active
     committer.submit(3)  # would wait forever for a leader that is gone
-
-
-# -- the real catalog: concurrent registrations on the test database -----------------------------
-
-
-def test_concurrent_registrations_each_get_their_own_outcome(services):  # type: ignore[no-untyped-def]
-    actor = services.tokens.authenticate(services.tokens.create("alice", ["agents:write"]).token)
-    broken = make_card("Broken")
-    del broken["version"]
-    requests = {f"agent-{i}": (make_card(f"Agent {i}"), f"https://a{i}.example/card.json") for i in range(8)}
-    requests["twin-1"] = (make_card("Twin"), "https://twin.example/card.json")
-    requests["twin-2"] = (make_card("Twin"), "https://twin.example/card.json")
-    requests["broken"] = (broken, "https://broken.example/card.json")
-    start = threading.Barrier(len(requests), timeout=DEADLINE)
-    outcomes: dict[str, Any] = {}
-
-    def register(key: str) -> None:
-        card, url = requests[key]
-        start.wait()
-        try:
-            outcomes[key] = services.catalog.register_card(actor, card, url).agent.id
-        except RegistryError as error:
-            outcomes[key] = type(error)
-
-    threads = [threading.Thread(target=register, args=(key,)) for key in requests]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(3 * DEADLINE)
-    assert not any(thread.is_alive() for thread in threads), "a registration never returned"
-
-    assert outcomes["broken"] is InvalidCard
-    twins = [outcomes["twin-1"], outcomes["twin-2"]]
-    assert twins.count(Conflict) == 1 and all(isinstance(t, str) or t is Conflict for t in twins)
-    stored_ids = {outcome for outcome in outcomes.values() if isinstance(outcome, str)}
-    assert len(stored_ids) == 9  # eight agents and one twin, each with its own id
-    with services.sessions() as session:
-        stored = dict(session.execute(select(Agent.id, Agent.card_url)).all())
-    assert set(stored) == stored_ids
-    assert sorted(stored.values()) == sorted({url for _, url in requests.values()} - {"https://broken.example/card.json"})
