@@ -23,7 +23,8 @@ T = TypeVar("T")
 
 class _Pending(Generic[T]):
     """An item and its outcome. `done` is a lock taken at birth and released by the leader once
-    the outcome is known: a waiter is woken by one release, without an Event's condition."""
+    the outcome is known, or to hand the waiter the lead (`lead`): a waiter is woken by one
+    release, without an Event's condition."""
 
     __slots__ = ("item", "done", "error", "lead")
 
