@@ -53,7 +53,7 @@ class Services:
 
     def close(self) -> None:
         self.relay.close()
-        self.discovery.close()  # its pool of generic-plan connections
+        self.discovery.close()  # its pools of read and generic-plan connections
         self.http.close()  # its pooled sockets and deadline watchdog
         if self.checkpointer is not None:
             self.checkpointer.stop()

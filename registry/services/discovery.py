@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, FromClause, Row, bindparam, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry.db import generic_plans, make_session_factory, single_statements
+from registry.db import generic_plans, make_session_factory, separate_reads, single_statements
 from registry.errors import InvalidRequest, NotFound
 from registry.models import Agent, AgentCard
 from registry.models.types import utcnow
@@ -106,7 +106,8 @@ class DiscoveryService:
         clock: Callable[[], dt.datetime] = utcnow,
     ) -> None:
         engine = sessions.kw["bind"]
-        self._sessions = make_session_factory(single_statements(engine))
+        self._reads = separate_reads(engine)
+        self._sessions = make_session_factory(self._reads or single_statements(engine))
         self._hide_dead_after = hide_dead_after
         self._clock = clock
         self._text_index = TextIndex(engine.dialect.name)
@@ -118,8 +119,9 @@ class DiscoveryService:
         self._one = select(*self._columns(Agent.__table__)).where(Agent.id == bindparam("agent_id"))
 
     def close(self) -> None:
-        if self._generic is not None:
-            self._generic.dispose()
+        for pool in (self._reads, self._generic):
+            if pool is not None:
+                pool.dispose()
 
     def search(self, query: AgentQuery) -> AgentPage:
         """Agents matching every filter, in registration order, `limit` at a time."""

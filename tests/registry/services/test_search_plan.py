@@ -3,6 +3,7 @@ the choice of plan needs."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import datetime as dt
 
@@ -159,3 +160,24 @@ def test_only_searches_by_rare_terms_alone_take_the_generic_plan(services, actor
         AgentQuery(tags=("rare",), health="up"): False,
     }
     assert {query: _plan(services, query)[2] for query in expected} == expected
+
+
+def test_reads_of_agents_answer_while_writes_hold_every_connection_of_their_pool(services, actor):
+    """PostgreSQL: searches and reads of an agent have connections of their own
+    (`registry.db.separate_reads`), which never carry the write path's large statements; a write
+    pool held to its last connection does not hold them up either."""
+    if services.engine.dialect.name != "postgresql":
+        pytest.skip("on SQLite reads and writes share one file, and no network")
+    _register(services, actor, "weather", 2)
+    [agent_id, _] = [a.id for a in services.discovery.search(AgentQuery(tags=("weather",))).agents]
+    pool = services.engine.pool
+    held = [services.engine.connect() for _ in range(pool.size() + pool._max_overflow)]
+    reads = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        answer = reads.submit(lambda: (len(services.discovery.search(AgentQuery(text="weather")).agents),
+                                       services.discovery.get(agent_id).id, services.discovery.versions(agent_id)[0]["version"]))
+        assert answer.result(timeout=10) == (2, agent_id, 1)  # the write pool would have made it wait 30 s
+    finally:
+        for conn in held:
+            conn.close()
+        reads.shutdown()
