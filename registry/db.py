@@ -221,13 +221,13 @@ def separate_reads(engine: Engine) -> Engine | None:
     """PostgreSQL: an engine of its own (autocommit) for reads that return pages of agents, so
     that their connections never carry the write path's statements. SQLite: None.
 
-    A connection that has sent registrations' batches (megabytes, in large segments) can later
-    receive a page of search results (~160 KB) tens of milliseconds late: under the benchmark's
-    text queries on PostgreSQL over loopback TCP, with this machine's default congestion control
-    (BBR), 10–35 of 1,000 pages took 37–90 ms instead of ~3 (the text query's p99 at 10,000 agents
-    54 ms), while PostgreSQL logged none of those statements as slower than 25 ms. No page was late
-    on connections that had only carried reads, nor with the CUBIC congestion control, nor over a
-    Unix socket. Its pool is its own: the caller disposes of it.
+    A connection that has carried registrations' batches can later receive a page of search results
+    (~160 KB) tens of milliseconds late: under the benchmark's text queries on PostgreSQL over
+    loopback TCP, with this machine's default congestion control (BBR), 10–35 of 1,000 pages took
+    37–90 ms instead of ~3 (the text query's p99 at 10,000 agents 54 ms), while PostgreSQL logged
+    none of those statements as slower than 25 ms. No page was late on connections that had only
+    carried reads, nor with the CUBIC congestion control, nor over a Unix socket. Its pool is its
+    own: the caller disposes of it.
     """
     if engine.dialect.name != "postgresql":
         return None
