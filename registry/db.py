@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 # the WAL has grown past this many pages (~40 MB) because the checkpointer fell behind.
 BACKSTOP_CHECKPOINT_PAGES = 10_000
 
+# A PostgreSQL pool per engine: connections kept, and extra ones a burst may open on top.
+POOL_SIZE, POOL_OVERFLOW = 10, 20
+
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -70,7 +73,7 @@ def make_engine(database_url: str, *, background_checkpoints: bool = False,
         return engine
     if database_url.startswith("postgresql://"):
         database_url = "postgresql+psycopg://" + database_url[len("postgresql://") :]
-    options.update(pool_size=10, max_overflow=20)
+    options.update(pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
     engine = create_engine(database_url, **options)
     PingWhenIdle(ping_after_idle).attach(engine)
     return engine
@@ -213,7 +216,7 @@ def generic_plans(engine: Engine) -> Engine | None:
     """
     if engine.dialect.name != "postgresql":
         return None
-    return _autocommit_pool(engine, "-c plan_cache_mode=force_generic_plan", pool_size=10, max_overflow=20,
+    return _autocommit_pool(engine, "-c plan_cache_mode=force_generic_plan", pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW,
                             prepare_threshold=0)
 
 
@@ -231,7 +234,7 @@ def separate_reads(engine: Engine) -> Engine | None:
     """
     if engine.dialect.name != "postgresql":
         return None
-    return _autocommit_pool(engine, None, pool_size=10, max_overflow=20)
+    return _autocommit_pool(engine, None, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
 
 
 def _autocommit_pool(engine: Engine, options: str | None, *, pool_size: int, max_overflow: int, **connect: Any) -> Engine:

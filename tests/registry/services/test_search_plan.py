@@ -10,6 +10,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import text
 
+from registry.db import POOL_OVERFLOW, POOL_SIZE
 from registry.services import search_plan
 from registry.services.discovery import AgentQuery
 from registry.services.search_plan import TermStats
@@ -170,8 +171,7 @@ def test_reads_of_agents_answer_while_writes_hold_every_connection_of_their_pool
         pytest.skip("on SQLite reads and writes share one file, and no network")
     _register(services, actor, "weather", 2)
     [agent_id, _] = [a.id for a in services.discovery.search(AgentQuery(tags=("weather",))).agents]
-    pool = services.engine.pool
-    held = [services.engine.connect() for _ in range(pool.size() + pool._max_overflow)]
+    held = [services.engine.connect() for _ in range(POOL_SIZE + POOL_OVERFLOW)]
     reads = concurrent.futures.ThreadPoolExecutor(1)
     try:
         answer = reads.submit(lambda: (len(services.discovery.search(AgentQuery(text="weather")).agents),
