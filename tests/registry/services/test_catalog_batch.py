@@ -1,5 +1,6 @@
 """A batch of new agents written together (a group commit, an import): every row lands with its
-own agent, and a batch that fails leaves nothing behind. On PostgreSQL the batch is one statement."""
+own agent, and a batch that fails leaves nothing behind. On PostgreSQL the batch is one statement
+per `STATEMENT_AGENTS` agents."""
 
 from __future__ import annotations
 
@@ -69,6 +70,34 @@ def test_a_batch_with_a_duplicate_url_fails_whole_and_leaves_nothing(services, a
     with services.engine.connect() as conn:
         for table in ("agents", "agent_cards", "agent_terms", "tag_count_deltas", "audit_log"):
             assert conn.scalar(select(func.count()).select_from(text(table))) == 0, table
+
+
+def test_a_batch_over_several_statements_keeps_each_agents_rows_and_stands_or_falls_whole(services, actor, monkeypatch):  # type: ignore[no-untyped-def]
+    # On PostgreSQL a batch is written STATEMENT_AGENTS agents a statement, in one transaction.
+    monkeypatch.setattr("registry.services.catalog_index.STATEMENT_AGENTS", 2)
+    names = ["Delta Ranger", "Echo Keeper", "Foxtrot Finder", "Golf Tracker", "Hotel Porter"]
+    prepared = [_prepared(services, actor, name, [name.split()[0].lower(), "five"], f"https://{name.split()[0].lower()}.example/c.json",
+                          signature=n == 3) for n, name in enumerate(names)]
+    with services.engine.begin() as conn:
+        pks = services.catalog._writer.insert_agents(conn, [new for new, _ in prepared], audit=[_audit(services, actor, "batch")])
+    with services.sessions() as session:
+        assert [session.get(Agent, pk).id for pk in pks] == [agent_id for _, agent_id in prepared]
+        for pk, name in zip(pks, names):
+            tags = session.scalars(select(AgentTerm.value).where(AgentTerm.agent_pk == pk, AgentTerm.kind == "tag")).all()
+            assert tags == sorted([name.split()[0].lower(), "five"])
+        assert session.scalar(select(func.count()).select_from(AuditEntry)) == 1
+    for name, (_, agent_id) in zip(names, prepared):
+        assert [row.id for row in services.discovery.search(AgentQuery(text=name.split()[1])).agents] == [agent_id]
+
+    # A duplicate URL in the batch's last statement takes the statements before it back too.
+    more = [_prepared(services, actor, f"India {n}", ["india"], f"https://india{n}.example/c.json")[0] for n in range(4)]
+    more.append(_prepared(services, actor, "India Twin", ["india"], "https://india0.example/c.json")[0])
+    with pytest.raises(IntegrityError):
+        with services.engine.begin() as conn:
+            services.catalog._writer.insert_agents(conn, more)
+    with services.engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(Agent)) == len(names)
+        assert conn.scalar(select(func.count()).select_from(AgentTerm).where(AgentTerm.value == "india")) == 0
 
 
 def test_terms_holding_the_separator_characters_are_stored_whole(services, actor):  # type: ignore[no-untyped-def]
