@@ -64,6 +64,13 @@ def test_import_jsonl_with_progress_and_per_line_failures(registry_url, writer_t
     assert len(page["items"]) == 7
 
 
+@pytest.mark.parametrize("output", [[], ["--json"]])
+def test_import_of_an_unreadable_file_says_so_before_reaching_for_the_registry(tmp_path, output):
+    result = run("import", str(tmp_path / "missing.jsonl"), *output, token="adx_x", url="http://127.0.0.1:9")  # nothing listens
+    assert result.exit_code == 2, result.output
+    assert "cannot read" in result.output and "missing.jsonl" in result.output
+
+
 def test_tokens_create_prints_the_token_once(database_url, tmp_path):
     env = {"AGENTDEX_DATABASE_URL": database_url, "AGENTDEX_SECRET_KEY": "x" * 32}
     result = CliRunner().invoke(cli, ["tokens", "create", "ci", "--scope", "agents:write", "--json"], env=env)
