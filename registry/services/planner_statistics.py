@@ -29,6 +29,9 @@ tag's estimate went from 7,828 to 15,652 rows when agent_terms doubled; it had 1
 tables are analyzed once the import is over. A table with no statistics yet (never analyzed, or
 empty when it was) is seen to at once, bulk write or not.
 
+Autovacuum leaves these tables' analyses and insert-driven vacuums to this job (migration 0015):
+coming round in the middle of an import, it did them there.
+
 SQLite searches are planned from the driver the search planner picks and read no visibility map:
 nothing to do there.
 """

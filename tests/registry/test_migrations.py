@@ -161,3 +161,23 @@ def test_0014_compresses_an_agents_values_and_its_raw_card_with_lz4(services, cl
         lz4 = conn.scalar(text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"))
     assert register(1) == (("lz4", "lz4") if lz4 else ("pglz", "pglz"))
     assert [a["description"] for a in client.get("/v1/agents?tag=packed").get_json()["items"]] == [description] * 2
+
+
+def test_0015_leaves_the_search_tables_analyses_and_insert_vacuums_to_the_job(services):  # type: ignore[no-untyped-def]
+    from registry.migrate import downgrade, upgrade
+    from registry.services.planner_statistics import SEARCH_TABLES
+
+    if services.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL autovacuum")
+
+    def options() -> dict[str, list[str]]:
+        with services.engine.connect() as conn:
+            return {table: sorted(conn.scalar(text("SELECT reloptions FROM pg_class WHERE oid = CAST(:t AS regclass)"), {"t": table}) or [])
+                    for table in ("agents", "agent_terms", "agent_search", "agent_cards")}
+
+    left_to_the_job = ["autovacuum_analyze_scale_factor=2", "autovacuum_vacuum_insert_scale_factor=2"]
+    assert options() == {**{table: left_to_the_job for table in SEARCH_TABLES}, "agent_cards": []}  # dead rows: autovacuum's as before
+    downgrade(services.engine, "0014_lz4_payload")
+    assert options() == {table: [] for table in ("agents", "agent_terms", "agent_search", "agent_cards")}
+    upgrade(services.engine)
+    assert options()["agent_terms"] == left_to_the_job
