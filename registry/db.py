@@ -37,8 +37,7 @@ BACKSTOP_CHECKPOINT_PAGES = 10_000
 # A PostgreSQL pool per engine: connections kept, and extra ones a burst may open on top. Each
 # pool hands out its most recently used connection (LIFO): its backend has already mapped the
 # shared buffers it touches and grown its memory. First-in-first-out spread an import's ten
-# batches over nine backends, each paying page faults anew (see catalog_index.STATEMENT_AGENTS),
-# and kept every idle connection in use, so none aged out.
+# batches over nine backends, each paying page faults anew (see catalog_index.STATEMENT_AGENTS).
 POOL_SIZE, POOL_OVERFLOW = 10, 20
 POOL_OPTIONS = {"pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW, "pool_use_lifo": True}
 
