@@ -72,8 +72,8 @@ def import_file(client: Callable[[], RegistryClient], path: Path, size: int, *, 
     _check_readable(path)
     # Connected before the first batch is read: connecting loads the HTTP library (~0.07 s), which
     # the sending threads did while the file was read ahead, all on the interpreter's one lock. Of
-    # an import of 10,000 cards (~3 s), the first batch went out 0.25-0.31 s after the command
-    # started, now 0.16-0.20; the file is counted only for a progress bar.
+    # an import of 10,000 cards (~3 s), the first batch went out 0.22-0.31 s after the command
+    # started (9 runs), now 0.16-0.20 (3 runs); the file is counted only for a progress bar.
     spread = Spread(client)
     connections: queue.SimpleQueue[RegistryClient] = queue.SimpleQueue()
     for _ in range(parallel):
