@@ -220,8 +220,7 @@ def generic_plans(engine: Engine) -> Engine | None:
     """
     if engine.dialect.name != "postgresql":
         return None
-    return _autocommit_pool(engine, "-c plan_cache_mode=force_generic_plan", pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW,
-                            prepare_threshold=0)
+    return _autocommit_pool(engine, "-c plan_cache_mode=force_generic_plan", prepare_threshold=0)
 
 
 def separate_reads(engine: Engine) -> Engine | None:
@@ -238,15 +237,18 @@ def separate_reads(engine: Engine) -> Engine | None:
     """
     if engine.dialect.name != "postgresql":
         return None
-    return _autocommit_pool(engine, None, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
+    return _autocommit_pool(engine, None)
 
 
-def _autocommit_pool(engine: Engine, options: str | None, *, pool_size: int, max_overflow: int, **connect: Any) -> Engine:
-    """A PostgreSQL engine with a pool of its own, for the same database as `engine`: autocommit
-    connections started with these server `options`, checked before use after idling."""
+def _autocommit_pool(engine: Engine, options: str | None, *, pool_size: int = POOL_SIZE, max_overflow: int = POOL_OVERFLOW,
+                     **connect: Any) -> Engine:
+    """A PostgreSQL engine with a pool of its own (`POOL_OPTIONS`, sized as given), for the same
+    database as `engine`: autocommit connections started with these server `options`, checked
+    before use after idling."""
     if options is not None:
         connect["options"] = options
-    pool = create_engine(engine.url, pool_size=pool_size, max_overflow=max_overflow, pool_use_lifo=True, isolation_level="AUTOCOMMIT",
+    sizes = {"pool_size": pool_size, "max_overflow": max_overflow}
+    pool = create_engine(engine.url, **{**POOL_OPTIONS, **sizes}, isolation_level="AUTOCOMMIT",
                          json_serializer=jsontext.dumps_text, json_deserializer=jsontext.loads, connect_args=connect)
     PingWhenIdle(PING_AFTER_IDLE).attach(pool)
     return pool

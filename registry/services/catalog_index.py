@@ -305,11 +305,11 @@ class CatalogWriter:
         `STATEMENT_AGENTS` (`new_agents_pg`)."""
         keys: dict[int, int] = {}
         statements = [mine[k:k + STATEMENT_AGENTS] for mine in _by_columns(batch) for k in range(0, len(mine), STATEMENT_AGENTS)]
-        for group, mine in enumerate(statements):
+        for position, mine in enumerate(statements):
             items = [batch[i] for i in mine]
             checks = [(n, row) for n, new in enumerate(items, 1) for row in new.checks]
             endorsements = [(n, row) for n, new in enumerate(items, 1) for row in new.endorsements]
-            logged = list(audit) if group == 0 else []
+            logged = list(audit) if position == 0 else []
             write = new_agents_statement(
                 items[0].insert.columns, CARD_INSERT.columns, CHECK_INSERT.columns if checks else None,
                 ENDORSEMENT_INSERT.columns if endorsements else None, AUDIT_INSERT.columns if logged else None,
