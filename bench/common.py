@@ -259,7 +259,7 @@ def settle(url: str, timeout: float = 120.0) -> float:
     from sqlalchemy import text
 
     from registry.db import make_engine
-    from registry.services.planner_statistics import PlannerStatistics
+    from registry.catalog.planner_statistics import PlannerStatistics
 
     engine = make_engine(url)
     t0 = time.perf_counter()

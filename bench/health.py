@@ -182,7 +182,7 @@ def probe_stats(database_url: str) -> tuple[int, float, list[float]]:
     from sqlalchemy import func, select
 
     from registry.db import make_engine
-    from registry.models import HealthCheck
+    from registry.schema import HealthCheck
 
     engine = make_engine(database_url)
     with engine.connect() as conn:

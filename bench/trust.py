@@ -36,7 +36,7 @@ from bench.common import (  # noqa: E402
     reset_postgres,
     server_cpu_seconds,
 )
-from registry.services.trust_endorse import attestation_digest  # noqa: E402
+from registry.trust.endorse import attestation_digest  # noqa: E402
 from signing import (  # noqa: E402
     CardPayloads,
     SigningKey,

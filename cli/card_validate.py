@@ -61,7 +61,7 @@ def _fetch(url: str) -> bytes:
     import ipaddress
 
     from registry.outbound import OutboundError, OutboundPolicy, SafeHttpClient
-    from registry.services.card_fetcher import CardFetcher, CardFetchError
+    from registry.catalog.fetcher import CardFetcher, CardFetchError
 
     policy = OutboundPolicy(
         allow_http=True, allowed_networks=(ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from registry.models import Base
+from registry.schema import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -9,7 +9,13 @@ from flask.json.provider import DefaultJSONProvider
 from flask.sessions import SessionInterface
 
 from registry import jsontext
-from registry.api import agents, catalog, health, relay, relay_ingress, trust, wellknown
+from registry.api import wellknown
+from registry.catalog import api as agents
+from registry.catalog import api_tags as catalog
+from registry.health import api as health
+from registry.relay import api as relay
+from registry.relay import api_ingress as relay_ingress
+from registry.trust import api as trust
 from registry.api.errors import register_error_handlers
 from registry.container import Services, build_services
 from registry.settings import Settings
@@ -80,5 +86,5 @@ def register_blueprints(app: Flask) -> None:
 
 
 def register_relay_ingress(app: Flask) -> None:
-    """`POST /relay/<id>` answered in front of Flask (see `registry.api.relay_ingress`)."""
+    """`POST /relay/<id>` answered in front of Flask (see `registry.relay.api_ingress`)."""
     app.wsgi_app = relay_ingress.RelayIngressEndpoint(app.wsgi_app, app.extensions["agentdex"])  # type: ignore[method-assign]

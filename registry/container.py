@@ -11,22 +11,22 @@ from registry.db import WalCheckpointer, make_engine, make_session_factory, sqli
 from registry.outbound import OutboundPolicy, SafeHttpClient
 from registry.relay.agent_jwt import card_key_sources
 from registry.relay.wiring import RelayServices, build_relay
-from registry.services.card_fetcher import CardFetcher
-from registry.services.catalog import CatalogService
-from registry.services.crawler import CrawlPolicy, CrawlService
-from registry.services.discovery import DiscoveryService
-from registry.services.health import HealthService
-from registry.services.health_probe import HealthProbe
-from registry.services.health_state import HealthPolicy
-from registry.services.jwks_fetcher import SafeJwksFetcher
-from registry.services.key_sealing import KeySealer
-from registry.services.registry_card import RegistryCard
-from registry.services.registry_keys import RegistryKeys
-from registry.services.tokens import TokenService
-from registry.services.trust import TrustService
-from registry.services.trust_endorse import Endorser
-from registry.services.trust_keys import KeyPolicy, OwnerKeys
-from registry.services.trust_reads import TrustReads
+from registry.catalog.fetcher import CardFetcher
+from registry.catalog.service import CatalogService
+from registry.health.crawler import CrawlPolicy, CrawlService
+from registry.catalog.search import DiscoveryService
+from registry.health.service import HealthService
+from registry.health.probe import HealthProbe
+from registry.health.state import HealthPolicy
+from registry.trust.jwks_fetcher import SafeJwksFetcher
+from registry.trust.key_sealing import KeySealer
+from registry.api.registry_card import RegistryCard
+from registry.trust.registry_keys import RegistryKeys
+from registry.auth.tokens import TokenService
+from registry.trust.service import TrustService
+from registry.trust.endorse import Endorser
+from registry.trust.keys import KeyPolicy, OwnerKeys
+from registry.trust.reads import TrustReads
 from registry.settings import Settings
 from registry.validation import CardLimits
 from signing import UnsafeHttpAnyHost

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-import registry.models.types
+import registry.db.types
 
 revision = '0001'
 down_revision = None
@@ -21,7 +21,7 @@ depends_on = None
 def upgrade() -> None:
     op.create_table('audit_log',
     sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('at', registry.models.types.UtcDateTime(timezone=True), nullable=False),
+    sa.Column('at', registry.db.types.UtcDateTime(timezone=True), nullable=False),
     sa.Column('principal_id', sa.Integer(), nullable=True),
     sa.Column('action', sa.String(length=50), nullable=False),
     sa.Column('agent_id', sa.String(length=40), nullable=True),
@@ -35,7 +35,7 @@ def upgrade() -> None:
     op.create_table('principals',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('name', sa.String(length=200), nullable=False),
-    sa.Column('created_at', registry.models.types.UtcDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', registry.db.types.UtcDateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_principals')),
     sa.UniqueConstraint('name', name=op.f('uq_principals_name'))
     )
@@ -64,8 +64,8 @@ def upgrade() -> None:
     sa.Column('card_sha256', sa.String(length=64), nullable=False),
     sa.Column('card_version', sa.Integer(), nullable=False),
     sa.Column('profile', sa.Text(), nullable=False),
-    sa.Column('created_at', registry.models.types.UtcDateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', registry.models.types.UtcDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', registry.db.types.UtcDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', registry.db.types.UtcDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['owner_id'], ['principals.id'], name=op.f('fk_agents_owner_id_principals'), ondelete='SET NULL'),
     sa.PrimaryKeyConstraint('pk', name=op.f('pk_agents')),
     sa.UniqueConstraint('card_url', name=op.f('uq_agents_card_url')),
@@ -82,8 +82,8 @@ def upgrade() -> None:
     sa.Column('token_hash', sa.String(length=64), nullable=False),
     sa.Column('prefix', sa.String(length=16), nullable=False),
     sa.Column('scopes', sa.String(length=500), nullable=False),
-    sa.Column('created_at', registry.models.types.UtcDateTime(timezone=True), nullable=False),
-    sa.Column('revoked_at', registry.models.types.UtcDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', registry.db.types.UtcDateTime(timezone=True), nullable=False),
+    sa.Column('revoked_at', registry.db.types.UtcDateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['principal_id'], ['principals.id'], name=op.f('fk_api_tokens_principal_id_principals'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_api_tokens')),
     sa.UniqueConstraint('token_hash', name=op.f('uq_api_tokens_token_hash'))
@@ -104,7 +104,7 @@ def upgrade() -> None:
     sa.Column('valid', sa.Boolean(), nullable=False),
     sa.Column('issues', sa.JSON(), nullable=False),
     sa.Column('is_current', sa.Boolean(), nullable=False),
-    sa.Column('fetched_at', registry.models.types.UtcDateTime(timezone=True), nullable=False),
+    sa.Column('fetched_at', registry.db.types.UtcDateTime(timezone=True), nullable=False),
     sa.Column('etag', sa.String(length=500), nullable=True),
     sa.Column('last_modified', sa.String(length=100), nullable=True),
     sa.ForeignKeyConstraint(['agent_pk'], ['agents.pk'], name=op.f('fk_agent_cards_agent_pk_agents'), ondelete='CASCADE'),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-import registry.models.types
+import registry.db.types
 
 revision = "0002_health"
 down_revision = "0001"
@@ -21,7 +21,7 @@ EPOCH = sa.text("'1970-01-01 00:00:00'")
 
 
 def _when(name: str, *, nullable: bool = True, default: sa.TextClause | None = None) -> sa.Column:
-    return sa.Column(name, registry.models.types.UtcDateTime(timezone=True), nullable=nullable, server_default=default)
+    return sa.Column(name, registry.db.types.UtcDateTime(timezone=True), nullable=nullable, server_default=default)
 
 
 def _agent_columns() -> list[sa.Column]:

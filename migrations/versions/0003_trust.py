@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-import registry.models.types
+import registry.db.types
 
 revision = "0003_trust"
 down_revision = "0001"
@@ -22,7 +22,7 @@ depends_on = None
 
 
 def _when(name: str, *, nullable: bool = True) -> sa.Column:
-    return sa.Column(name, registry.models.types.UtcDateTime(timezone=True), nullable=nullable)
+    return sa.Column(name, registry.db.types.UtcDateTime(timezone=True), nullable=nullable)
 
 
 def _agent_columns() -> list[sa.Column]:

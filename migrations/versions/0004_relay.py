@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-import registry.models.types
+import registry.db.types
 
 revision = "0004_relay"
 down_revision = "0001"
@@ -19,7 +19,7 @@ depends_on = None
 
 
 def _when(name: str, *, nullable: bool = True) -> sa.Column:
-    return sa.Column(name, registry.models.types.UtcDateTime(timezone=True), nullable=nullable)
+    return sa.Column(name, registry.db.types.UtcDateTime(timezone=True), nullable=nullable)
 
 
 def _subscriptions() -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-import registry.models.types
+import registry.db.types
 
 revision = "0007_relay_not_before"
 down_revision = "0006_relay_heads"
@@ -26,7 +26,7 @@ depends_on = None
 
 def upgrade() -> None:
     # A nullable column: SQLite's ALTER TABLE ADD COLUMN suffices, the queue table is not rebuilt.
-    op.add_column("relay_messages", sa.Column("not_before", registry.models.types.UtcDateTime(timezone=True),
+    op.add_column("relay_messages", sa.Column("not_before", registry.db.types.UtcDateTime(timezone=True),
                                               nullable=True))
 
 

@@ -2,7 +2,7 @@
 
 `tag_counts` holds how many active agents carry each tag; writes append +1/-1 rows to
 `tag_count_deltas` in their own transaction and the `tag-counts` job folds them in (see
-`registry.services.tag_counts`). Listing the 60 most used tags took 82 ms over 10,000 agents on
+`registry.catalog.tag_counts`). Listing the 60 most used tags took 82 ms over 10,000 agents on
 SQLite and 180 ms on PostgreSQL when every request counted the catalog's tag rows.
 
 The counts are filled here from the agents already registered: one pass over their tag rows.

@@ -25,7 +25,7 @@ from __future__ import annotations
 from alembic import op
 from sqlalchemy import text
 
-from registry.services.text_index import TextIndex
+from registry.catalog.text_index import TextIndex
 
 revision = "0012_cheaper_index_writes"
 down_revision = "0011_sqlite_terms_without_rowid"

@@ -2,7 +2,7 @@
 `catalog-statistics` job, unless they change by twice their size.
 
 The job analyzes and vacuums `agents`, `agent_terms` and `agent_search` once a bulk write is over
-(`registry.services.planner_statistics`). Autovacuum did the same work whenever its launcher came
+(`registry.catalog.planner_statistics`). Autovacuum did the same work whenever its launcher came
 round (every minute), in the middle of an import too: an import of 10,000 cards into 10,000 agents
 passes its thresholds (an analysis after changes of a tenth of a table, a vacuum after inserts of
 a fifth) within its first 2,000 cards. Then it competed with the import for the same two cores,
@@ -30,7 +30,7 @@ down_revision = "0014_lz4_payload"
 branch_labels = None
 depends_on = None
 
-# The tables `catalog-statistics` maintains (registry.services.planner_statistics.SEARCH_TABLES).
+# The tables `catalog-statistics` maintains (registry.catalog.planner_statistics.SEARCH_TABLES).
 SEARCH_TABLES = ("agents", "agent_terms", "agent_search")
 
 

@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from registry import errors, jsontext
 from registry.outbound import OutboundError, OutboundRefused
-from registry.services import card_fetcher
+from registry.catalog import fetcher as card_fetcher
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry.api import relay_openapi
+from registry.relay import openapi as relay_openapi
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 

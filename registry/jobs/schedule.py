@@ -7,8 +7,8 @@ import functools
 from typing import TYPE_CHECKING
 
 from registry.jobs.base import Job, LeasedJob, PeriodicJob
-from registry.services.planner_statistics import PlannerStatistics
-from registry.services.tag_counts import FOLD_EVERY
+from registry.catalog.planner_statistics import PlannerStatistics
+from registry.catalog.tag_counts import FOLD_EVERY
 
 if TYPE_CHECKING:
     from registry.container import Services

@@ -4,7 +4,7 @@ As the A2A push-notification samples do, the agent signs a short-lived JWT and s
 `Authorization: Bearer <jwt>`. The relay accepts it only when it verifies with a key bound to
 the agent's registered card: a key the registry's key policy would accept for that card (the
 owner's registered keys, the agent's `jwksUrl`, a `jku` on the card's origin or an allowlisted
-origin, the operator's trust store: `registry.services.trust_keys`), or one in the JWKS at the
+origin, the operator's trust store: `registry.trust.keys`), or one in the JWKS at the
 card origin's `/.well-known/jwks.json` (where the A2A samples publish it), every fetch going
 through the safe outbound client. Its `aud` must be this relay URL, `iat` and `exp` lie within
 the allowed age (5 minutes by default), `request_body_sha256` is the SHA-256 (hex) of the raw
@@ -26,8 +26,8 @@ from joserfc import jwk, jws, jwt
 from joserfc.errors import JoseError
 
 from registry.errors import Unauthorized
-from registry.models.types import utcnow
-from registry.services.trust_keys import KeyPolicy, KeyScope
+from registry.db.types import utcnow
+from registry.trust.keys import KeyPolicy, KeyScope
 from signing import (
     CARD_ALGORITHMS,
     ChainResolver,

@@ -15,7 +15,7 @@ import datetime as dt
 import time
 from collections.abc import Callable
 
-from registry.models.types import utcnow
+from registry.db.types import utcnow
 from registry.outbound import (
     OutboundError,
     OutboundRefused,

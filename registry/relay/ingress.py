@@ -20,14 +20,14 @@ from sqlalchemy.exc import IntegrityError
 
 from registry import errors, jsontext
 from registry.db import DriverStatement, writer_lock
-from registry.models import Agent, RelayMessage, RelaySubscription
-from registry.models.types import utcnow
+from registry.schema import Agent, RelayMessage, RelaySubscription
+from registry.db.types import utcnow
 from registry.relay.agent_jwt import AgentBinding, AgentJwtVerifier
 from registry.relay.bodies import PushBody, classify
 from registry.relay.rate_limit import RateLimiter, retry_after_seconds
 from registry.relay.relay_tokens import TokenHashes
 from registry.relay.task_order import waiting_or_due
-from registry.services.group_commit import GroupCommitter
+from registry.db.group_commit import GroupCommitter
 
 PG_CHANNEL = "agentdex_relay"  # notified by the trigger `relay_messages_notify` (migration 0006)
 MAX_CACHED = 10_000

@@ -17,13 +17,13 @@ from sqlalchemy import Engine, Row, delete, select, update
 
 from registry import errors
 from registry.db import writer_lock
-from registry.models import RelayAttempt, RelayMessage, RelaySubscription
-from registry.models.relay import MESSAGE_STATES
-from registry.models.types import utcnow
+from registry.schema import RelayAttempt, RelayMessage, RelaySubscription
+from registry.relay.models import MESSAGE_STATES
+from registry.db.types import utcnow
 from registry.relay.subscriptions import SubscriptionService, dead_letter_unheld
 from registry.relay.task_order import EARLIER_PENDING, IS_PENDING, PROMOTED, lock_tasks, reorder
-from registry.services.discovery import decode_cursor, encode_cursor
-from registry.services.tokens import Actor
+from registry.catalog.search import decode_cursor, encode_cursor
+from registry.auth.tokens import Actor
 
 M, S, A = RelayMessage, RelaySubscription, RelayAttempt
 LISTED = (M.pk, M.id, M.task_key, M.seq, M.kind, M.state, M.received_at, M.due_at, M.not_before, M.attempts,

@@ -22,8 +22,8 @@ from sqlalchemy import Engine, Row, bindparam, insert, select, update
 
 from registry.db import DriverStatement, queue_claims, writer_lock
 from registry.jobs.leases import LeaseColumns
-from registry.models import RelayAttempt, RelayMessage, RelaySubscription
-from registry.models.types import utcnow
+from registry.schema import RelayAttempt, RelayMessage, RelaySubscription
+from registry.db.types import utcnow
 from registry.relay.delivery import DeliveryOutcome, DueDelivery, WebhookPoster
 from registry.relay.retry_policy import RetryPolicy
 from registry.relay.secret_box import SecretBox, SecretBoxError

@@ -26,15 +26,15 @@ from sqlalchemy import ColumnElement, Row, Update, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry import errors
-from registry.models import Agent, RelayMessage, RelaySubscription
-from registry.models.relay import AUTH_MODES
-from registry.models.types import utcnow
+from registry.schema import Agent, RelayMessage, RelaySubscription
+from registry.relay.models import AUTH_MODES
+from registry.db.types import utcnow
 from registry.outbound import OutboundConnectionError, OutboundRefused, SafeHttpClient
 from registry.relay.relay_tokens import hash_relay_token, new_relay_token
 from registry.relay.secret_box import SecretBox
 from registry.relay.task_order import IS_PENDING
-from registry.services.discovery import decode_cursor, encode_cursor
-from registry.services.tokens import Actor
+from registry.catalog.search import decode_cursor, encode_cursor
+from registry.auth.tokens import Actor
 
 MAX_TASK_ID = 200
 MAX_HEADER_VALUE = 4096

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry.models.types import utcnow
+from registry.db.types import utcnow
 from registry.outbound import OutboundPolicy, SafeHttpClient
 from registry.relay.agent_jwt import AgentJwtVerifier, ResolverFactory
 from registry.relay.delivery import WebhookPoster

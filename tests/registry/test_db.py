@@ -18,7 +18,7 @@ from sqlalchemy import text
 from registry.container import build_services
 from registry.db import WalCheckpointer, WriterLock, make_engine, queue_claims, writer_lock
 from registry.migrate import upgrade
-from registry.models import Agent
+from registry.schema import Agent
 from registry.settings import Settings
 from tests.support.cards import make_card
 
@@ -319,7 +319,7 @@ def test_queue_claims_plan_no_bitmap_scans_on_postgresql_and_leave_the_main_engi
 def _driver_table(database_url: str):  # type: ignore[no-untyped-def]
     from sqlalchemy import Column, Integer, LargeBinary, MetaData, String, Table
 
-    from registry.models.types import UtcDateTime
+    from registry.db.types import UtcDateTime
 
     table = Table("driver_statement_probe", MetaData(), Column("pk", Integer, primary_key=True),
                   Column("name", String(20), unique=True), Column("body", LargeBinary),
@@ -416,7 +416,7 @@ def test_driver_statement_inserts_ask_postgresql_for_nothing_back():
     from sqlalchemy.dialects import postgresql
 
     from registry.db import DriverStatement
-    from registry.models import AgentCard
+    from registry.schema import AgentCard
 
     # A lone-row INSERT into a table with a serial key compiles with RETURNING pk unless inline;
     # the statement reads nothing back, so PostgreSQL would build and send rows for nothing.

@@ -10,7 +10,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import text
 
 from registry.migrate import is_current
-from registry.models import Base
+from registry.schema import Base
 from tests.support.cards import make_card
 
 
@@ -165,7 +165,7 @@ def test_0014_compresses_an_agents_values_and_its_raw_card_with_lz4(services, cl
 
 def test_0015_leaves_the_search_tables_analyses_and_insert_vacuums_to_the_job(services):  # type: ignore[no-untyped-def]
     from registry.migrate import downgrade, upgrade
-    from registry.services.planner_statistics import SEARCH_TABLES
+    from registry.catalog.planner_statistics import SEARCH_TABLES
 
     if services.engine.dialect.name != "postgresql":
         pytest.skip("PostgreSQL autovacuum")

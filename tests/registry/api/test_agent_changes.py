@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from registry.models import AgentTerm, AuditEntry
+from registry.schema import AgentTerm, AuditEntry
 from tests.support.cards import make_card, with_changes
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from registry.api.presenters import agent_json_text
+from registry.catalog.presenters import agent_json_text
 from registry.container import Services
-from registry.models import Agent
+from registry.schema import Agent
 from signing import generate_key, public_jwks, sign_card
 from tests.support.cards import make_card
 

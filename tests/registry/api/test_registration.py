@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 
 from registry.app import create_app
 from registry.container import build_services
-from registry.models import Agent, AgentCard, AuditEntry
+from registry.schema import Agent, AgentCard, AuditEntry
 from tests.support.cards import make_card, make_v03_card
 
 

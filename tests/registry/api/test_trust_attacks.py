@@ -22,7 +22,7 @@ from sqlalchemy import update
 
 from cli.main import cli
 from registry.container import Services
-from registry.models import RegistryKey
+from registry.schema import RegistryKey
 from registry.settings import Settings
 from signing import SigningKey, canonicalize, generate_key, public_jwk, public_jwks, sign_card
 from tests.registry.api.trust_helpers import SilentServer, sdk_verify

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from cli.main import cli
 from registry.container import Services
-from registry.models import CardEndorsement
+from registry.schema import CardEndorsement
 from registry.settings import Settings
 from signing import SigningKey, generate_key, public_jwks
 from tests.registry.api.trust_helpers import sdk_signed, sdk_verify

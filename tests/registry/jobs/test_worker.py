@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 
 from registry.jobs import JobContext, JobReport, LeasedJob
 from registry.jobs.worker import Worker
-from registry.models import HealthCheck
+from registry.schema import HealthCheck
 from tests.support.a2a_agents import TASK_NOT_FOUND, PlainAgent
 from tests.support.cards import make_card
 

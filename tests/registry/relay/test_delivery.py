@@ -9,7 +9,7 @@ import threading
 import pytest
 from sqlalchemy import event, select, text
 
-from registry.models import RelayAttempt, RelayMessage, RelaySubscription
+from registry.schema import RelayAttempt, RelayMessage, RelaySubscription
 from registry.relay.job import RelayDeliveryJob
 from tests.registry.relay.conftest import push, status_update, subscribe
 from tests.support.jobs import run_job

@@ -10,7 +10,7 @@ from sqlalchemy import select, text
 
 from registry.app import create_app
 from registry.container import build_services
-from registry.models import RelayMessage
+from registry.schema import RelayMessage
 from tests.registry.relay.conftest import push, status_update, subscribe
 
 pytestmark = pytest.mark.usefixtures("relay")

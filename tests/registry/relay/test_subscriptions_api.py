@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from registry.app import create_app
 from registry.container import build_services
-from registry.models import RelaySubscription
+from registry.schema import RelaySubscription
 from registry.relay.relay_tokens import TOKEN_PREFIX, hash_relay_token
 from tests.registry.relay.conftest import register_agent, subscribe
 

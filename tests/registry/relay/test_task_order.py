@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, event, func, insert, select, text, update
 
 from registry.jobs import JobContext
 from registry.migrate import upgrade
-from registry.models import Principal, RelayMessage, RelaySubscription
+from registry.schema import Principal, RelayMessage, RelaySubscription
 from registry.relay.ingress import Notification
 from registry.relay.job import RelayDeliveryJob
 from tests.registry.relay.conftest import push, status_update, subscribe

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from registry.outbound import OutboundInvalidUrl, OutboundPolicy, OutboundRefused, SafeHttpClient
-from registry.services.card_fetcher import (
+from registry.catalog.fetcher import (
     AgentTimeout,
     AgentUnreachable,
     CardFetcher,

@@ -13,9 +13,9 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
 from registry.errors import Conflict, InvalidCard, RegistryError
-from registry.models import Agent, AgentCard, AgentTerm, AuditEntry
-from registry.services.catalog_index import AUDIT_INSERT
-from registry.services.discovery import AgentQuery
+from registry.schema import Agent, AgentCard, AgentTerm, AuditEntry
+from registry.catalog.index import AUDIT_INSERT
+from registry.catalog.search import AgentQuery
 from tests.support.cards import make_card
 
 
@@ -74,7 +74,7 @@ def test_a_batch_with_a_duplicate_url_fails_whole_and_leaves_nothing(services, a
 
 def test_a_batch_over_several_statements_keeps_each_agents_rows_and_stands_or_falls_whole(services, actor, monkeypatch):  # type: ignore[no-untyped-def]
     # On PostgreSQL a batch is written STATEMENT_AGENTS agents a statement, in one transaction.
-    monkeypatch.setattr("registry.services.catalog_index.STATEMENT_AGENTS", 2)
+    monkeypatch.setattr("registry.catalog.index.STATEMENT_AGENTS", 2)
     names = ["Delta Ranger", "Echo Keeper", "Foxtrot Finder", "Golf Tracker", "Hotel Porter"]
     prepared = [_prepared(services, actor, name, [name.split()[0].lower(), "five"], f"https://{name.split()[0].lower()}.example/c.json",
                           signature=n == 3) for n, name in enumerate(names)]
@@ -115,7 +115,7 @@ def test_terms_holding_the_separator_characters_are_stored_whole(services, actor
 
 
 def test_joined_picks_a_separator_no_value_holds():  # type: ignore[no-untyped-def]
-    from registry.services.new_agents_pg import joined
+    from registry.catalog.new_agents_pg import joined
 
     assert joined(["a", "b"]) == ("a\x1fb", "\x1f")
     assert joined([]) == ("", "\x1f")

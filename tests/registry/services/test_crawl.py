@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import select
 
 from registry.jobs import LeasedJob
-from registry.models import Agent
-from registry.services.card_fetcher import CardFetcher
-from registry.services.catalog import CatalogService
-from registry.services.crawler import CrawlPolicy, CrawlService
-from registry.services.discovery import AgentQuery
+from registry.schema import Agent
+from registry.catalog.fetcher import CardFetcher
+from registry.catalog.service import CatalogService
+from registry.health.crawler import CrawlPolicy, CrawlService
+from registry.catalog.search import AgentQuery
 from tests.support.a2a_agents import SdkAgent
 from tests.support.cards import make_card, with_changes
 from tests.support.jobs import FakeClock, run_job
@@ -154,7 +154,7 @@ def test_pushed_cards_are_left_to_their_pipeline(services, job, clock, actor):
     ("max-age=7200", 7200), ("max-age=5", 300), ("max-age=99999999", 86_400), ("no-cache", 300), (None, 3600),
 ])
 def test_max_age_is_honoured_within_the_operator_bounds(cache_control, expected):
-    from registry.services.card_fetcher import parse_max_age
+    from registry.catalog.fetcher import parse_max_age
 
     assert POLICY.delay(parse_max_age(cache_control)) == expected
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from registry.services.group_commit import GroupCommitter
+from registry.db.group_commit import GroupCommitter
 from tests.support.waiting import wait_for
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from registry.services.health_probe import HealthProbe, ProbeTarget, probe_targets
+from registry.health.probe import HealthProbe, ProbeTarget, probe_targets
 from tests.support.a2a_agents import (
     LOOPBACK_DEADLINE,
     TASK_NOT_FOUND,

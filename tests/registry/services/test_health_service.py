@@ -13,11 +13,11 @@ from sqlalchemy import func, select
 
 from registry.errors import Conflict, NotFound
 from registry.jobs import LeasedJob, PeriodicJob
-from registry.models import Agent, HealthCheck
-from registry.services.discovery import AgentQuery, DiscoveryService
-from registry.services.health import PROBE_LEASE, HealthService
-from registry.services.health_probe import HealthProbe
-from registry.services.health_state import HealthPolicy
+from registry.schema import Agent, HealthCheck
+from registry.catalog.search import AgentQuery, DiscoveryService
+from registry.health.service import PROBE_LEASE, HealthService
+from registry.health.probe import HealthProbe
+from registry.health.state import HealthPolicy
 from tests.support.a2a_agents import LOOPBACK_DEADLINE, TASK_NOT_FOUND, PlainAgent, SdkAgent, raw
 from tests.support.cards import make_card
 from tests.support.jobs import FakeClock, run_job

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from registry.services.health_probe import ProbeResult, ProbeTarget
-from registry.services.health_state import (
+from registry.health.probe import ProbeResult, ProbeTarget
+from registry.health.state import (
     Health,
     HealthPolicy,
     RoundOutcome,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from registry.services.planner_statistics import PlannerStatistics
+from registry.catalog.planner_statistics import PlannerStatistics
 from tests.support.cards import make_card
 from tests.support.waiting import wait_for
 

@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import text
 
 from registry.db import POOL_OVERFLOW, POOL_SIZE
-from registry.services import search_plan
-from registry.services.discovery import AgentQuery
-from registry.services.search_plan import TermStats
+from registry.catalog import search_plan
+from registry.catalog.search import AgentQuery
+from registry.catalog.search_plan import TermStats
 from tests.support.cards import make_card
 from tests.support.waiting import wait_for
 

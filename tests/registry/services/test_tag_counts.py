@@ -9,8 +9,8 @@ import threading
 from sqlalchemy import func, select, text
 
 from registry.migrate import downgrade, upgrade
-from registry.models import TagCount, TagCountDelta
-from registry.services.tag_counts import TagCounts
+from registry.schema import TagCount, TagCountDelta
+from registry.catalog.tag_counts import TagCounts
 from tests.support.cards import make_card
 
 # What `GET /v1/tags` counted on every request before the counts were kept: each tag row of each
@@ -168,7 +168,7 @@ def test_two_deletes_of_one_agent_at_once_take_its_tags_off_once(services, actor
 
 
 def test_a_new_card_and_a_deprecation_at_once_leave_the_agent_uncounted(services, actor, monkeypatch):  # type: ignore[no-untyped-def]
-    from registry.services import catalog as catalog_module
+    from registry.catalog import service as catalog_module
 
     agent = services.catalog.register_card(actor, make_card("Racing", tags=["old"]), "https://racing.example.com/card.json").agent
     next_version, other = catalog_module._next_version, []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import threading
 
-from registry.services.search_plan import TermStats
+from registry.catalog.search_plan import TermStats
 from tests.support.cards import make_card
 from tests.support.jobs import Ticker
 from tests.support.waiting import wait_for

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import string
 
-from registry.services.text_index import _LEXEMES, MAX_LEXEME, TextIndex, lexemes
+from registry.catalog.text_index import _LEXEMES, MAX_LEXEME, TextIndex, lexemes
 
 
 def test_words_are_letters_and_digits_in_lower_case_without_diacritics():

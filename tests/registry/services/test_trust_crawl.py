@@ -14,9 +14,9 @@ import pytest
 
 from registry.container import Services, build_services
 from registry.jobs import LeasedJob
-from registry.services.card_fetcher import CardFetcher
-from registry.services.catalog import CatalogService
-from registry.services.crawler import CrawlPolicy, CrawlService
+from registry.catalog.fetcher import CardFetcher
+from registry.catalog.service import CatalogService
+from registry.health.crawler import CrawlPolicy, CrawlService
 from registry.settings import Settings
 from signing import SigningKey, generate_key, public_jwks, sign_card
 from tests.conftest import _clear

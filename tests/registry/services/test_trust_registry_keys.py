@@ -12,9 +12,9 @@ from sqlalchemy import select, update
 
 from registry.container import Services
 from registry.errors import RegistryKeyUnavailable
-from registry.models import RegistryKey
-from registry.services.key_sealing import KeySealer
-from registry.services.registry_keys import RegistryKeys
+from registry.schema import RegistryKey
+from registry.trust.key_sealing import KeySealer
+from registry.trust.registry_keys import RegistryKeys
 from signing import Algorithm, StaticKeyResolver, parse_jwks, sign_card, verify_card
 from tests.support.cards import make_card
 from tests.support.jobs import FakeClock

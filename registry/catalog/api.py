@@ -1,0 +1,182 @@
+"""`/v1/agents`: register, read, search, change and remove agents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from registry import heap
+from registry.auth.api import requires
+from registry.catalog.presenters import agent_json_text, page_json_text
+from registry.request_input import (
+    current_actor,
+    json_body,
+    json_object,
+    query_choice,
+    query_int,
+    query_time,
+    refuse_unknown,
+    string_field,
+)
+from registry.trust.api import endorsed_card_response
+from registry.errors import BadRequest, InvalidRequest
+from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, SIGNATURE_FILTERS, STATUS_FILTERS, AgentQuery
+
+bp = Blueprint("agents", __name__, url_prefix="/v1/agents")
+
+SEARCH_PARAMS = {
+    "tag", "match", "q", "skill", "inputMode", "outputMode", "capability",
+    "protocolVersion", "status", "updatedSince", "health", "includeDead", "signature", "limit", "cursor",
+}
+
+
+def _services() -> Any:
+    return current_app.extensions["agentdex"]
+
+
+def _agent_response(agent_id: str) -> Response:
+    return Response(agent_json_text(_services().discovery.get(agent_id)), mimetype="application/json")
+
+
+@bp.post("")
+@requires("agents:write")
+def register() -> Response:
+    body = json_object()
+    refuse_unknown(body, {"url", "card", "cardUrl", "jwksUrl"}, "fields")
+    actor = current_actor()
+    jwks_url = string_field(body, "jwksUrl")  # the agent's own JWKS (issue 4: key source 1)
+    if "card" in body:
+        if not isinstance(body["card"], dict):
+            raise InvalidRequest("card must be a JSON object (the Agent Card)")
+        card_url = string_field(body, "cardUrl", required=True)
+        snapshot = _services().catalog.register_card(actor, body["card"], card_url or "", jwks_url=jwks_url)
+    else:
+        url = string_field(body, "url", required=True)
+        snapshot = _services().catalog.register_from_url(actor, url or "", jwks_url=jwks_url)
+    response = Response(agent_json_text(snapshot.agent), 201, mimetype="application/json")
+    response.headers["Location"] = f"{request.script_root}{bp.url_prefix}/{snapshot.agent.id}"
+    return response
+
+
+@bp.post("/import")
+@requires("agents:write")
+def import_cards() -> Response:
+    with heap.collections_paused():  # the batch's objects all live until it is done
+        return _import_cards()
+
+
+def _import_cards() -> Response:
+    # Bulk bodies are larger than single registrations; the limit is checked before reading.
+    request.max_content_length = _services().settings.max_import_bytes
+    body = json_object()
+    refuse_unknown(body, {"items"}, "fields")
+    items = body.get("items")
+    limit = _services().settings.max_import_batch
+    if not isinstance(items, list) or not items:
+        raise InvalidRequest('items must be a non-empty list of {"card", "cardUrl"} objects')
+    if len(items) > limit:
+        raise InvalidRequest(f"at most {limit} items per import request")
+    outcomes = _services().catalog.import_cards(current_actor(), items)
+    results = [{"index": o.index, "id": o.agent_id, "error": o.error} for o in outcomes]
+    return jsonify({
+        "created": sum(1 for o in outcomes if o.agent_id),
+        "failed": sum(1 for o in outcomes if o.error),
+        "results": results,
+    })
+
+
+@bp.get("")
+def search() -> Response:
+    refuse_unknown(request.args.keys(), SEARCH_PARAMS, "query parameters")
+    capabilities = tuple(request.args.getlist("capability"))
+    for capability in capabilities:
+        if capability not in CAPABILITIES:
+            raise InvalidRequest(f"capability must be one of {list(CAPABILITIES)}, not {capability!r}")
+    query = AgentQuery(
+        tags=tuple(t for t in request.args.getlist("tag") if t.strip()),
+        match_any=query_choice("match", ("all", "any"), "all") == "any",
+        text=request.args.get("q"),
+        skill=request.args.get("skill"),
+        input_mode=request.args.get("inputMode"),
+        output_mode=request.args.get("outputMode"),
+        capabilities=capabilities,
+        protocol_version=request.args.get("protocolVersion"),
+        status=query_choice("status", STATUS_FILTERS, "active") or "active",
+        updated_since=query_time("updatedSince"),
+        health=query_choice("health", HEALTH_FILTERS),
+        include_dead=query_choice("includeDead", ("true", "false"), "false") == "true",
+        signature=query_choice("signature", SIGNATURE_FILTERS),
+        limit=query_int("limit", 50, 1, _services().settings.page_limit_max),
+        cursor=request.args.get("cursor"),
+    )
+    page = _services().discovery.search(query)
+    return Response(page_json_text(page.agents, page.next_cursor), mimetype="application/json")
+
+
+@bp.get("/<agent_id>")
+def get_agent(agent_id: str) -> Response:
+    refuse_unknown(request.args.keys(), set(), "query parameters")
+    return _agent_response(agent_id)
+
+
+@bp.get("/<agent_id>/card")
+def get_card(agent_id: str) -> Response:
+    refuse_unknown(request.args.keys(), {"version", "endorsed"}, "query parameters")
+    version = query_int("version", 0, 1, 1_000_000_000) or None
+    if query_choice("endorsed", ("true", "false"), "false") == "true":
+        return endorsed_card_response(_services().trust_reads.endorsed_card(agent_id, version, request.host_url))
+    card = _services().discovery.card(agent_id, version)
+    response = Response(card.raw, mimetype="application/json")
+    response.headers["ETag"] = f'"{card.sha256}"'
+    return response
+
+
+@bp.get("/<agent_id>/versions")
+def versions(agent_id: str) -> Response:
+    refuse_unknown(request.args.keys(), set(), "query parameters")
+    return jsonify({"items": _services().discovery.versions(agent_id)})
+
+
+@bp.put("/<agent_id>/card")
+@requires("agents:write")
+def replace_card(agent_id: str) -> Response:
+    card, raw = json_body()
+    if not isinstance(card, dict):
+        raise BadRequest("the body must be the Agent Card, a JSON object")
+    changed = _services().catalog.replace_card(current_actor(), agent_id, card, raw)
+    response = _agent_response(agent_id)
+    response.headers["X-Agentdex-Changed"] = "true" if changed else "false"
+    return response
+
+
+@bp.post("/<agent_id>/refresh")
+@requires("agents:write")
+def refresh(agent_id: str) -> Response:
+    changed = _services().catalog.refresh(current_actor(), agent_id)
+    response = _agent_response(agent_id)
+    response.headers["X-Agentdex-Changed"] = "true" if changed else "false"
+    return response
+
+
+@bp.patch("/<agent_id>")
+@requires("agents:write")
+def update_status(agent_id: str) -> Response:
+    body = json_object()
+    refuse_unknown(body, {"status", "statusMessage", "jwksUrl"}, "fields")
+    if not body:
+        raise InvalidRequest("send status, statusMessage and/or jwksUrl")
+    if "jwksUrl" in body:  # null clears it; the current card is verified again either way
+        _services().trust.set_jwks_url(current_actor(), agent_id, string_field(body, "jwksUrl") or None)
+    if body.keys() & {"status", "statusMessage"}:
+        _services().catalog.update_status(
+            current_actor(), agent_id, string_field(body, "status"), string_field(body, "statusMessage")
+        )
+    return _agent_response(agent_id)
+
+
+@bp.delete("/<agent_id>")
+@requires("agents:write")
+def delete(agent_id: str) -> Response:
+    _services().catalog.delete(current_actor(), agent_id)
+    return Response(status=204)

@@ -1,0 +1,127 @@
+"""The catalog: agents, their immutable card history and the search terms.
+
+`agent_terms` is the one index every structured filter uses: one row per (agent, kind, value)
+for tags, modes, skill ids and protocol versions, so a query with N filters is N index
+look-ups intersected by the database, whatever the filter.
+
+`tag_counts` (with the not yet folded `tag_count_deltas`) answers "which tags, how many agents"
+without counting the whole catalog.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from registry.db import Base
+from registry.health.models import AgentScheduleColumns
+from registry.trust.models import AgentTrustColumns
+from registry.db.types import UtcDateTime
+
+
+class Agent(AgentScheduleColumns, AgentTrustColumns, Base):
+    __tablename__ = "agents"
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[str] = mapped_column(String(40), unique=True)
+    card_url: Mapped[str] = mapped_column(String(2048), unique=True)
+    owner_id: Mapped[int | None] = mapped_column(
+        ForeignKey("principals.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    status: Mapped[str] = mapped_column(String(20), default="active")
+    status_message: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    source: Mapped[str] = mapped_column(String(20))
+    name: Mapped[str] = mapped_column(String(500))
+    description: Mapped[str] = mapped_column(Text)
+    version: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    provider_org: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    provider_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    documentation_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    icon_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    protocol_versions: Mapped[list[str]] = mapped_column(JSON)
+    flavor: Mapped[str] = mapped_column(String(10))
+    interfaces: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    capabilities: Mapped[dict[str, bool]] = mapped_column(JSON)
+    input_modes: Mapped[list[str]] = mapped_column(JSON)
+    output_modes: Mapped[list[str]] = mapped_column(JSON)
+    tags: Mapped[list[str]] = mapped_column(JSON)
+    card_sha256: Mapped[str] = mapped_column(String(64))
+    card_version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime())
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime(), index=True)
+
+    # The card-derived part of the agent as the API shows it, rendered once at write time so that
+    # a page of results is spliced together rather than decoded and re-encoded field by field.
+    profile: Mapped[str] = mapped_column(Text)
+
+
+class AgentCard(Base):
+    """One fetched or pushed card, verbatim. Never updated except for `is_current`."""
+
+    __tablename__ = "agent_cards"
+    __table_args__ = (UniqueConstraint("agent_pk", "version"),)
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True)
+    agent_pk: Mapped[int] = mapped_column(ForeignKey("agents.pk", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(String(20))
+    fetched_from: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    sha256: Mapped[str] = mapped_column(String(64))
+    protocol_version: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    flavor: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    valid: Mapped[bool] = mapped_column(Boolean, default=True)
+    issues: Mapped[list[dict[str, str]]] = mapped_column(JSON)
+    is_current: Mapped[bool] = mapped_column(Boolean)
+    fetched_at: Mapped[dt.datetime] = mapped_column(UtcDateTime())
+    etag: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    last_modified: Mapped[str | None] = mapped_column(String(100), nullable=True)
+
+
+class AgentTerm(Base):
+    """A normalised, searchable value of an agent: kind is tag, skill, input, output, cap, proto or status.
+
+    An index of the agent's current card, written and removed with it by `CatalogWriter`; no
+    foreign key, whose check cost ~5 µs a row, ~0.1 ms a registration (migration 0012)."""
+
+    __tablename__ = "agent_terms"
+    # On SQLite clustered on the primary key (migration 0011): stored twice, not three times.
+    __table_args__ = (Index("ix_agent_terms_lookup", "kind", "value", "agent_pk"), {"sqlite_with_rowid": False})
+
+    agent_pk: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    kind: Mapped[str] = mapped_column(String(10), primary_key=True)
+    value: Mapped[str] = mapped_column(String(500), primary_key=True)
+
+
+class TagCount(Base):
+    """How many active agents carry a tag, as of the last fold of `tag_count_deltas`."""
+
+    __tablename__ = "tag_counts"
+
+    tag: Mapped[str] = mapped_column(String(500), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
+
+
+class TagCountDelta(Base):
+    """A change to a tag's count, written in the transaction that changed the agent's tags or
+    status; the `tag-counts` job folds them into `tag_counts`."""
+
+    __tablename__ = "tag_count_deltas"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    tag: Mapped[str] = mapped_column(String(500))
+    delta: Mapped[int] = mapped_column(Integer)

@@ -1,0 +1,176 @@
+"""Re-crawling registered agents on their own schedule (a `LeasedWork` for `registry.jobs`).
+
+Each crawled agent is re-fetched when `next_crawl_at` passes: conditionally (`If-None-Match` /
+`If-Modified-Since` with the validators of the last answer), then again after the card's own
+`Cache-Control: max-age` clamped to the operator's bounds, or the default interval, jittered.
+A changed valid card becomes the current version (the catalog re-indexes the agent); an invalid
+one is kept as a non-current version with its issues and the last valid card stays current;
+failed fetches back off exponentially up to the longest interval. Pushed cards are not
+re-crawled: their pipeline is their source of truth. They are still claimed (and put off by the
+longest interval) rather than filtered out, so that the due range of the `next_crawl_at` index
+holds only work: a catalog of pushed cards costs one claim per agent per day, not a scan per tick.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Engine, bindparam, select, update
+
+from registry.errors import RegistryError
+from registry.jobs.leases import LeaseColumns
+from registry.schema import Agent, AgentCard
+from registry.db.types import utcnow
+from registry.outbound import OutboundError
+from registry.catalog.fetcher import CardFetcher, CardFetchError, FetchedCard, NotModified
+from registry.catalog.service import CatalogService
+from registry.catalog.index import CardRecord
+from registry.health.state import jittered
+from registry.trust.rows import refresh_current_trust
+from registry.trust.state import CardTrust
+
+CRAWL_LEASE = LeaseColumns(
+    Agent.__table__, Agent.__table__.c.pk, Agent.__table__.c.next_crawl_at,
+    Agent.__table__.c.crawl_lease_owner, Agent.__table__.c.crawl_lease_until,
+)
+_SCHEDULE = update(Agent).where(Agent.pk == bindparam("b_pk")).values(
+    next_crawl_at=bindparam("b_next"), crawled_at=bindparam("b_crawled"), crawl_failures=bindparam("b_failures"),
+    crawl_error=bindparam("b_error"), crawl_etag=bindparam("b_etag"),
+    crawl_last_modified=bindparam("b_last_modified"), crawl_lease_owner=None, crawl_lease_until=None,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class CrawlPolicy:
+    interval: float = 3600.0
+    min_interval: float = 300.0
+    max_interval: float = 86_400.0
+    jitter: float = 0.1
+
+    def delay(self, max_age: int | None) -> float:
+        """Seconds until the next crawl after an answer: max-age within bounds, else the interval."""
+        if max_age is None:
+            return self.interval
+        return min(max(float(max_age), self.min_interval), self.max_interval)
+
+    def backoff(self, failures: int) -> float:
+        return min(self.interval * 2 ** min(failures - 1, 30), self.max_interval)
+
+
+@dataclasses.dataclass(frozen=True)
+class DueCrawl:
+    pk: int
+    card_url: str
+    etag: str | None
+    last_modified: str | None
+    failures: int
+    pushed: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class CrawlOutcome:
+    """`record` is set when a card came back (valid or not); `error` when the fetch failed;
+    `not_modified` on 304, with `reassessed`: the current card's signatures checked again (version, trust)."""
+
+    item: DueCrawl
+    record: CardRecord | None = None
+    not_modified: NotModified | None = None
+    reassessed: tuple[int, CardTrust] | None = None
+    fetched: FetchedCard | None = None
+    error: str | None = None
+
+
+class CrawlService:
+    def __init__(
+        self,
+        engine: Engine,
+        fetcher: CardFetcher,
+        catalog: CatalogService,
+        policy: CrawlPolicy,
+        *,
+        lease_seconds: float = 300.0,
+        clock: Callable[[], dt.datetime] = utcnow,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._engine = engine
+        self._fetcher = fetcher
+        self._catalog = catalog
+        self._policy = policy
+        self._lease_seconds = lease_seconds
+        self._clock = clock
+        self._rng = rng or random.Random()
+
+    def claim(self, owner: str, limit: int) -> list[DueCrawl]:
+        with self._engine.begin() as conn:
+            rows = CRAWL_LEASE.claim(
+                conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit,
+                returning=(Agent.card_url, Agent.source, Agent.crawl_etag, Agent.crawl_last_modified,
+                           Agent.crawl_failures),
+            )
+            fallback = _current_validators(conn, [row.pk for row in rows if row.source == "crawled"
+                                                  and not (row.crawl_etag or row.crawl_last_modified)])
+        return [
+            DueCrawl(row.pk, row.card_url, *(fallback.get(row.pk) or (row.crawl_etag, row.crawl_last_modified)),
+                     failures=row.crawl_failures, pushed=row.source != "crawled")
+            for row in rows
+        ]
+
+    def perform(self, item: DueCrawl) -> CrawlOutcome:
+        """Fetch (conditionally) and validate; never raises for what the agent does."""
+        if item.pushed:
+            return CrawlOutcome(item)
+        try:
+            answer = self._fetcher.fetch(item.card_url, etag=item.etag, last_modified=item.last_modified)
+            if isinstance(answer, NotModified):  # the same card; its keys may have changed (e.g. its JWKS answers again)
+                return CrawlOutcome(item, not_modified=answer, reassessed=self._catalog.reassess_current(item.pk))
+            return CrawlOutcome(item, record=self._catalog.crawled_record(answer, item.card_url), fetched=answer)
+        except (CardFetchError, OutboundError, RegistryError) as error:
+            return CrawlOutcome(item, error=f"{type(error).__name__}: {error}"[:500])
+
+    def record(self, owner: str, outcomes: Sequence[CrawlOutcome]) -> int:
+        now = self._clock()
+        with self._engine.begin() as conn:
+            held = CRAWL_LEASE.hold(conn, [o.item.pk for o in outcomes], owner=owner, now=now,
+                                    seconds=self._lease_seconds)
+            kept = [o for o in outcomes if o.item.pk in held]
+            for outcome in kept:
+                if outcome.record is not None:
+                    self._catalog.store_crawled(conn, outcome.item.pk, outcome.record)
+                elif outcome.reassessed is not None:
+                    version, trust = outcome.reassessed
+                    refresh_current_trust(conn, outcome.item.pk, trust, version)
+            if kept:
+                conn.execute(_SCHEDULE, [self._schedule(o, now) for o in kept])
+        return len(kept)
+
+    def _schedule(self, outcome: CrawlOutcome, now: dt.datetime) -> dict[str, Any]:
+        item = outcome.item
+        answer = outcome.fetched or outcome.not_modified
+        if item.pushed:  # not ours to fetch; look again in a day in case it becomes a crawled card
+            failures, delay, etag, last_modified = 0, self._policy.max_interval, item.etag, item.last_modified
+        elif answer is None:  # the fetch failed: keep the validators, back off
+            failures, delay = item.failures + 1, self._policy.backoff(item.failures + 1)
+            etag, last_modified = item.etag, item.last_modified
+        else:
+            failures, delay = 0, self._policy.delay(answer.max_age)
+            etag, last_modified = answer.etag, answer.last_modified
+        return {
+            "b_pk": item.pk, "b_next": now + dt.timedelta(seconds=jittered(delay, self._policy.jitter, self._rng)),
+            "b_crawled": None if item.pushed else now, "b_failures": failures, "b_error": outcome.error,
+            "b_etag": etag[:500] if etag else None, "b_last_modified": last_modified[:100] if last_modified else None,
+        }
+
+
+def _current_validators(conn: Connection, pks: list[int]) -> dict[int, tuple[str | None, str | None]]:
+    """Validators stored with the current card, for agents crawled before (or at registration)."""
+    if not pks:
+        return {}
+    rows = conn.execute(
+        select(AgentCard.agent_pk, AgentCard.etag, AgentCard.last_modified)
+        .where(AgentCard.agent_pk.in_(pks), AgentCard.is_current.is_(True))
+    )
+    return {row.agent_pk: (row.etag, row.last_modified) for row in rows}

@@ -1,0 +1,201 @@
+"""Health checks of registered agents: the leased probe queue the worker drains, probes on demand,
+recent checks, and pruning. Probes run with no transaction open; results are written in one short
+transaction per batch, only for agents whose probe lease the writer still holds."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import random
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Engine, Row, bindparam, delete, insert, select, update
+
+from registry.errors import Conflict, NotFound
+from registry.jobs.leases import LeaseColumns
+from registry.schema import Agent, HealthCheck
+from registry.db.types import utcnow
+from registry.health.probe import HealthProbe, ProbeResult, ProbeTarget, probe_targets
+from registry.health.state import (
+    Health,
+    HealthPolicy,
+    RoundOutcome,
+    jittered,
+    next_health,
+    next_probe_delay,
+    round_outcome,
+    uptime,
+)
+
+PROBE_LEASE = LeaseColumns(
+    Agent.__table__, Agent.__table__.c.pk, Agent.__table__.c.next_probe_at,
+    Agent.__table__.c.probe_lease_owner, Agent.__table__.c.probe_lease_until,
+)
+HEALTH_COLUMNS = (
+    Agent.source, Agent.health_state, Agent.health_since, Agent.health_checked_at, Agent.health_latency_ms,
+    Agent.health_reason, Agent.health_uptime24h,
+    Agent.crawled_at, Agent.next_crawl_at, Agent.crawl_failures, Agent.crawl_error,
+)
+_CHECK_COLUMNS = list(HealthCheck.__table__.columns)
+_CLAIMED = (Agent.id, Agent.interfaces, Agent.health_state, Agent.health_since, Agent.health_successes,
+            Agent.health_failures, Agent.health_window)
+# Written with executemany (one pipelined round trip on PostgreSQL) for the agents `hold` found
+# still leased; the owner condition repeats the fence.
+_WRITE = update(Agent).where(PROBE_LEASE.key == bindparam("b_pk"), PROBE_LEASE.owner == bindparam("b_owner")).values(
+    health_state=bindparam("b_state"), health_since=bindparam("b_since"),
+    health_successes=bindparam("b_successes"), health_failures=bindparam("b_failures"),
+    health_window=bindparam("b_window"), health_uptime24h=bindparam("b_uptime"),
+    health_checked_at=bindparam("b_checked"), health_latency_ms=bindparam("b_latency"),
+    health_reason=bindparam("b_reason"), next_probe_at=bindparam("b_next"),
+    probe_lease_owner=None, probe_lease_until=None,
+)
+PRUNE_BATCH = 5_000
+
+
+@dataclasses.dataclass(frozen=True)
+class DueProbe:
+    """A leased agent, with its health as of the claim: only the lease holder changes it."""
+
+    pk: int
+    agent_id: str
+    targets: list[ProbeTarget]
+    health: Health = Health()
+
+    @classmethod
+    def of(cls, row: Row[Any]) -> DueProbe:
+        window = tuple(tuple(bucket) for bucket in row.health_window or ())
+        health = Health(row.health_state, row.health_since, row.health_successes, row.health_failures, window)
+        return cls(row.pk, row.id, probe_targets(row.interfaces or []), health)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeRound:
+    """Every JSON-RPC interface of one agent probed once."""
+
+    pk: int
+    results: list[ProbeResult]
+    before: Health = Health()
+
+
+class HealthService:
+    """The probe queue (a `LeasedWork` for `registry.jobs`) and health reads for the API."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        probe: HealthProbe,
+        policy: HealthPolicy,
+        *,
+        lease_seconds: float = 300.0,
+        retention: float = 86_400.0,
+        clock: Callable[[], dt.datetime] = utcnow,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._engine = engine
+        self._probe = probe
+        self._policy = policy
+        self._lease_seconds = lease_seconds
+        self._retention = retention
+        self._clock = clock
+        self._rng = rng or random.Random()
+
+    # -- the leased queue -----------------------------------------------------------------
+
+    def claim(self, owner: str, limit: int) -> list[DueProbe]:
+        with self._engine.begin() as conn:
+            rows = PROBE_LEASE.claim(conn, owner=owner, now=self._clock(), seconds=self._lease_seconds,
+                                     limit=limit, returning=_CLAIMED)
+        return [DueProbe.of(row) for row in rows]
+
+    def perform(self, item: DueProbe) -> ProbeRound:
+        return ProbeRound(item.pk, [self._probe.probe(target) for target in item.targets], item.health)
+
+    def record(self, owner: str, rounds: Sequence[ProbeRound]) -> int:
+        now = self._clock()
+        with self._engine.begin() as conn:
+            held = PROBE_LEASE.hold(conn, [r.pk for r in rounds], owner=owner, now=now, seconds=self._lease_seconds)
+            kept = [r for r in rounds if r.pk in held]
+            if kept:
+                conn.execute(_WRITE, [self._agent_values(r, owner, now) for r in kept])
+            checks = [_check_row(r.pk, result) for r in kept for result in r.results]
+            if checks:
+                conn.execute(insert(HealthCheck), checks)
+        return len(kept)
+
+    # -- on demand and reads --------------------------------------------------------------
+
+    def check_now(self, agent_id: str) -> ProbeRound:
+        """Probe the agent now. Raises NotFound, or Conflict while another probe of it runs."""
+        owner = f"on-demand:{uuid.uuid4()}"
+        with self._engine.begin() as conn:
+            pk = conn.scalar(select(Agent.pk).where(Agent.id == agent_id))
+            if pk is None:
+                raise NotFound(f"no agent with id {agent_id!r}")
+            row = PROBE_LEASE.claim_key(conn, pk, owner=owner, now=self._clock(), seconds=self._lease_seconds,
+                                        returning=_CLAIMED)
+        if row is None:
+            raise Conflict(f"agent {agent_id!r} is being probed right now; ask again in a moment")
+        probe_round = self.perform(DueProbe.of(row))
+        self.record(owner, [probe_round])
+        return probe_round
+
+    def recent_checks(self, agent_id: str, limit: int = 50) -> tuple[Row[Any], list[Row[Any]]]:
+        """The agent's health columns and its latest checks, newest first. Raises NotFound."""
+        with self._engine.connect() as conn:
+            agent = conn.execute(select(Agent.pk, Agent.id, *HEALTH_COLUMNS).where(Agent.id == agent_id)).first()
+            if agent is None:
+                raise NotFound(f"no agent with id {agent_id!r}")
+            checks = list(conn.execute(
+                select(*_CHECK_COLUMNS).where(HealthCheck.agent_pk == agent.pk)
+                .order_by(HealthCheck.checked_at.desc(), HealthCheck.id.desc()).limit(limit)
+            ))
+        return agent, checks
+
+    def prune(self) -> int:
+        """Delete checks older than the retention period, a batch per transaction."""
+        cutoff = self._clock() - dt.timedelta(seconds=self._retention)
+        removed = 0
+        while True:
+            old = select(HealthCheck.id).where(HealthCheck.checked_at < cutoff).limit(PRUNE_BATCH)
+            with self._engine.begin() as conn:
+                count = conn.execute(delete(HealthCheck).where(HealthCheck.id.in_(old.scalar_subquery()))).rowcount
+            removed += count
+            if count < PRUNE_BATCH:
+                return removed
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _agent_values(self, probe_round: ProbeRound, owner: str, now: dt.datetime) -> dict[str, Any]:
+        result, health, checked = self._rollup(probe_round, now)
+        delay = next_probe_delay(health, self._policy, self._rng)
+        if not probe_round.results:  # nothing to probe until the card changes: look rarely
+            delay = jittered(self._policy.max_backoff, self._policy.jitter, self._rng)
+        return {
+            "b_pk": probe_round.pk, "b_owner": owner, "b_state": health.state, "b_since": health.since,
+            "b_successes": health.successes, "b_failures": health.failures,
+            "b_window": [list(bucket) for bucket in health.window], "b_uptime": uptime(health.window, checked),
+            "b_checked": checked, "b_latency": result.latency_ms, "b_reason": result.reason,
+            "b_next": checked + dt.timedelta(seconds=delay),
+        }
+
+    def _rollup(self, probe_round: ProbeRound, now: dt.datetime) -> tuple[RoundOutcome, Health, dt.datetime]:
+        """The round's outcome, the agent's new health, and when the agent was last asked."""
+        before = probe_round.before
+        if not probe_round.results:  # nothing we can probe without creating work (no JSON-RPC interface)
+            since = before.since if before.state == "unknown" and before.since else now
+            return RoundOutcome("unknown", "noJsonRpcInterface", None), Health("unknown", since, 0, 0, before.window), now
+        result = round_outcome(probe_round.results)
+        checked = max(r.checked_at for r in probe_round.results)
+        return result, next_health(before, result, checked, self._policy), checked
+
+
+def _check_row(agent_pk: int, result: ProbeResult) -> dict[str, Any]:
+    return {
+        "agent_pk": agent_pk, "checked_at": result.checked_at, "interface_url": result.target.url[:2048],
+        "protocol_version": (result.target.protocol_version or None) and result.target.protocol_version[:20],
+        "method": result.target.method, "outcome": result.outcome, "reason": result.reason,
+        "latency_ms": result.latency_ms, "http_status": result.http_status, "rpc_code": result.rpc_code,
+        "detail": result.detail[:500] if result.detail else None,
+    }

@@ -1,0 +1,54 @@
+"""Writing what verification found, inside the caller's transaction (the one that stores the
+card version), so a card version never exists without its checks and endorsement."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, delete, insert, select, update
+
+from registry.db import DriverStatement
+from registry.schema import Agent, AgentTerm, CardEndorsement, SignatureCheck
+from registry.trust.state import CardTrust
+
+CHECK_INSERT = DriverStatement(insert(SignatureCheck), (
+    "agent_pk", "card_version", "position", "outcome", "kid", "alg", "key_source", "key_thumbprint", "form", "uncovered",
+    "detail", "checked_at",
+))
+ENDORSEMENT_INSERT = DriverStatement(insert(CardEndorsement), ("agent_pk", "card_version", "signed_at", "kid", "jku", "entry"))
+TERM_INSERT = insert(AgentTerm)
+SIGNATURE_TERM = "sig"
+
+
+def write_trust(conn: Connection, items: list[tuple[CardTrust | None, int, int]]) -> None:
+    """Checks and endorsements of new card versions: (trust, agent pk, card version)."""
+    checks = [row for trust, pk, version in items if trust for row in trust.check_rows(pk, version)]
+    endorsements = [row for trust, pk, version in items if trust for row in trust.endorsement_rows(pk, version)]
+    if checks:
+        CHECK_INSERT.execute_many(conn, checks)
+    if endorsements:
+        ENDORSEMENT_INSERT.execute_many(conn, endorsements)
+
+
+def replace_current_trust(conn: Connection, agent_pk: int, trust: CardTrust, version: int | None = None) -> None:
+    """Re-verification of the agent's current card (new owner keys, a re-crawl that found the
+    card unchanged): its checks, endorsement, roll-up and search term are replaced. With `version`
+    (the one that was verified), nothing is written if another version became current meanwhile."""
+    current = conn.scalar(select(Agent.card_version).where(Agent.pk == agent_pk))
+    if current is None or version not in (None, current):  # deleted, or a newer card arrived meanwhile
+        return
+    version = current
+    for table in (SignatureCheck, CardEndorsement):
+        conn.execute(delete(table).where(table.agent_pk == agent_pk, table.card_version == version))
+    write_trust(conn, [(trust, agent_pk, version)])
+    conn.execute(update(Agent).where(Agent.pk == agent_pk).values(**trust.agent_columns()))
+    conn.execute(delete(AgentTerm).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == SIGNATURE_TERM))
+    conn.execute(TERM_INSERT, [{"agent_pk": agent_pk, "kind": SIGNATURE_TERM, "value": trust.state}])
+
+
+def refresh_current_trust(conn: Connection, agent_pk: int, trust: CardTrust | None, version: int | None = None) -> None:
+    """`replace_current_trust` when the roll-up differs from the stored one (a re-crawl found the
+    card unchanged, but its keys now resolve, or no longer do)."""
+    if trust is None:
+        return
+    stored = conn.execute(select(Agent.signature_state, Agent.signature_kids).where(Agent.pk == agent_pk)).first()
+    if stored is not None and (stored.signature_state, list(stored.signature_kids or [])) != (trust.state, list(trust.kids)):
+        replace_current_trust(conn, agent_pk, trust, version)
