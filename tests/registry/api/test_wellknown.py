@@ -8,7 +8,7 @@ from typing import Any
 from registry.container import Services
 from registry.validation import validate_card
 from signing import StaticKeyResolver, parse_jwks, verify_card
-from tests.registry.api.trust_helpers import sdk_verify
+from tests.registry.trust.trust_helpers import sdk_verify
 
 
 def test_the_jwks_is_public_cacheable_and_conditional(client: Any) -> None:

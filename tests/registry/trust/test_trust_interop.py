@@ -17,7 +17,7 @@ from registry.container import Services
 from registry.schema import CardEndorsement
 from registry.settings import Settings
 from signing import SigningKey, generate_key, public_jwks
-from tests.registry.api.trust_helpers import sdk_signed, sdk_verify
+from tests.registry.trust.trust_helpers import sdk_signed, sdk_verify
 from tests.support.cards import make_card
 from tests.support.servers import CardServer
 

@@ -25,7 +25,7 @@ from registry.container import Services
 from registry.schema import RegistryKey
 from registry.settings import Settings
 from signing import SigningKey, canonicalize, generate_key, public_jwk, public_jwks, sign_card
-from tests.registry.api.trust_helpers import SilentServer, sdk_verify
+from tests.registry.trust.trust_helpers import SilentServer, sdk_verify
 from tests.support.cards import make_card
 from tests.support.servers import CardServer
 
