@@ -1,8 +1,7 @@
 """Catalog benchmark: registration (one card per request, and `agentdex import`), tag/text query
 and tag-list latency at 10,000 and 100,000 agents, on SQLite and PostgreSQL, through the HTTP API.
-A worker runs the `tag-counts` job (and on PostgreSQL `catalog-statistics`) beside the web
-processes, as deployed. Queries are timed once the database has caught up with the writes before
-them (`settle`: on PostgreSQL the planner statistics are refreshed and autovacuum is waited for).
+A worker runs the `tag-counts` job beside the web processes, as deployed. Queries are timed once the database has caught up with the writes before
+them (`settle`: on PostgreSQL the search tables are analyzed and autovacuum is waited for).
 
     python bench/catalog.py                              # SQLite, 10,000 and 100,000 agents
     python bench/catalog.py --postgres postgresql+psycopg://postgres@127.0.0.1:5432/bench
@@ -23,21 +22,22 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import (  # noqa: E402
-    Http,
     Table,
     add_database_options,
     cli,
     each_database,
     job_worker,
-    post_cards,
     registry_server,
     settle,
 )
+from bench.http_load import Http, post_cards  # noqa: E402
 
-WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
-         "quebec romeo sierra tango uniform victor whiskey xray yankee zulu weather travel finance legal "
-         "medical translate summarize search schedule invoice payroll recipe music video image code review "
-         "deploy monitor alert support ticket booking flight hotel currency exchange tax audit contract").split()
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+    "quebec romeo sierra tango uniform victor whiskey xray yankee zulu weather travel finance legal "
+    "medical translate summarize search schedule invoice payroll recipe music video image code review "
+    "deploy monitor alert support ticket booking flight hotel currency exchange tax audit contract"
+).split()
 DOMAINS = [[f"d{d:02d}-tag{t:02d}" for t in range(15)] for d in range(120)]
 GENERIC = [f"generic-{g}" for g in ("assistant", "search", "chat", "data", "automation", "api")]
 
@@ -56,39 +56,59 @@ def make_card(rng: random.Random, n: int) -> dict[str, Any]:
         tags = {domain[zipf_index(rng, len(domain))] for _ in range(rng.randint(1, 3))}
         if rng.random() < 0.3:
             tags.add(rng.choice(GENERIC))
-        skills.append({
-            "id": f"skill-{s}", "name": " ".join(rng.choices(WORDS, k=3)).title(),
-            "description": " ".join(rng.choices(WORDS, k=20)), "tags": sorted(tags),
-            "examples": [" ".join(rng.choices(WORDS, k=8))],
-        })
+        skills.append(
+            {
+                "id": f"skill-{s}",
+                "name": " ".join(rng.choices(WORDS, k=3)).title(),
+                "description": " ".join(rng.choices(WORDS, k=20)),
+                "tags": sorted(tags),
+                "examples": [" ".join(rng.choices(WORDS, k=8))],
+            }
+        )
     return {
         "name": f"Agent {n} " + " ".join(rng.choices(WORDS, k=2)).title(),
         "description": " ".join(rng.choices(WORDS, k=40)),
         "version": "1.0.0",
-        "supportedInterfaces": [{"url": f"https://agent{n}.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "supportedInterfaces": [
+            {"url": f"https://agent{n}.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
         "provider": {"organization": "Bench Org", "url": "https://bench.example.com"},
         "capabilities": {"streaming": rng.random() < 0.5, "pushNotifications": rng.random() < 0.3},
-        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain", "application/json"],
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain", "application/json"],
         "skills": skills,
     }
 
 
 def items(rng: random.Random, start: int, count: int) -> list[dict[str, Any]]:
-    return [{"card": make_card(rng, n), "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"}
-            for n in range(start, start + count)]
+    return [
+        {"card": make_card(rng, n), "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"}
+        for n in range(start, start + count)
+    ]
 
 
-def register_one_by_one(port: int, token: str, batch: list[dict[str, Any]], clients: int, table: Table, label: str) -> None:
+def register_one_by_one(
+    port: int, token: str, batch: list[dict[str, Any]], clients: int, table: Table, label: str
+) -> None:
     seconds, latencies = post_cards(port, token, batch, clients)
     table.add(f"{label}: register, 1 card/request, {clients} connections", len(batch), seconds, latencies)
 
 
-def import_file(env: dict[str, str], port: int, token: str, batch: list[dict[str, Any]], table: Table, label: str) -> None:
+def import_file(
+    env: dict[str, str], port: int, token: str, batch: list[dict[str, Any]], table: Table, label: str
+) -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:
         for item in batch:
             handle.write(json.dumps(item) + "\n")
     t0 = time.perf_counter()
-    cli({**env, "AGENTDEX_URL": f"http://127.0.0.1:{port}", "AGENTDEX_TOKEN": token}, "import", handle.name, "--json", "--batch", "1000")
+    cli(
+        {**env, "AGENTDEX_URL": f"http://127.0.0.1:{port}", "AGENTDEX_TOKEN": token},
+        "import",
+        handle.name,
+        "--json",
+        "--batch",
+        "1000",
+    )
     table.add(f"{label}: agentdex import (JSON Lines)", len(batch), time.perf_counter() - t0)
     Path(handle.name).unlink()
 
@@ -133,10 +153,9 @@ def run(database_url: str, label: str, args: argparse.Namespace, table: Table) -
     rng = random.Random(7)
     server = registry_server(database_url, workers=args.server_workers, threads=args.server_threads)
     with server as (port, token, env), contextlib.ExitStack() as jobs:
-        # As deployed, a worker folds the tag counts behind /v1/tags and, on PostgreSQL, keeps the
-        # planner's statistics fresh (`agentdex serve` runs the same jobs in-process).
-        catalog_jobs = ("catalog-statistics", "tag-counts") if database_url.startswith("postgresql") else ("tag-counts",)
-        jobs.enter_context(job_worker(env, *catalog_jobs))
+        # As deployed, a worker folds the tag counts behind /v1/tags (`agentdex serve` runs the
+        # same job in-process).
+        jobs.enter_context(job_worker(env, "tag-counts"))
         register_one_by_one(port, token, items(rng, 0, small), clients, table, label)
         print(f"  {label}: database settled in {settle(database_url):.1f}s", flush=True)
         query_latency(port, tag_pairs(port, rng, queries), table, f"{label}: tag query, 2 tags, {small:,} agents")

@@ -29,7 +29,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import BIN, Http, Table, add_database_options, percentile, registry_server, reset_postgres  # noqa: E402
+from bench.common import BIN, Table, add_database_options, percentile, registry_server, reset_postgres  # noqa: E402
+from bench.http_load import Http  # noqa: E402
 
 TAGS = [f"tag{i:02d}" for i in range(40)]
 WORDS = "weather travel finance legal medical translate summarize search schedule invoice".split()
@@ -52,10 +53,13 @@ async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
                 request_id = json.loads(body).get("id")
             except (ValueError, AttributeError):
                 request_id = None
-            payload = json.dumps({"jsonrpc": "2.0", "id": request_id,
-                                  "error": {"code": -32001, "message": "Task not found"}}).encode()
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                         % (len(payload), payload))
+            payload = json.dumps(
+                {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32001, "message": "Task not found"}}
+            ).encode()
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(payload), payload)
+            )
             await writer.drain()
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, asyncio.CancelledError):
         pass  # the client closed the connection, or the farm is shutting down
@@ -80,7 +84,9 @@ class Farm:
     def __init__(self, port_count: int) -> None:
         self._ports_queue: Any = multiprocessing.Queue()
         self._stop = multiprocessing.Event()
-        self._process = multiprocessing.Process(target=_farm, args=(port_count, self._ports_queue, self._stop), daemon=True)
+        self._process = multiprocessing.Process(
+            target=_farm, args=(port_count, self._ports_queue, self._stop), daemon=True
+        )
         self._process.start()
         self.ports = [self._ports_queue.get(timeout=30) for _ in range(port_count)]
 
@@ -97,28 +103,42 @@ class Farm:
 
 def card(rng: random.Random, n: int, url: str) -> dict[str, Any]:
     return {
-        "name": f"Agent {n} {rng.choice(WORDS).title()}", "description": " ".join(rng.choices(WORDS, k=12)),
+        "name": f"Agent {n} {rng.choice(WORDS).title()}",
+        "description": " ".join(rng.choices(WORDS, k=12)),
         "version": "1.0.0",
         "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-        "capabilities": {"streaming": False}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": f"s{s}", "name": f"Skill {s}", "description": " ".join(rng.choices(WORDS, k=8)),
-                    "tags": rng.sample(TAGS, 3)} for s in range(rng.randint(1, 4))],
+        "capabilities": {"streaming": False},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [
+            {
+                "id": f"s{s}",
+                "name": f"Skill {s}",
+                "description": " ".join(rng.choices(WORDS, k=8)),
+                "tags": rng.sample(TAGS, 3),
+            }
+            for s in range(rng.randint(1, 4))
+        ],
     }
 
 
 def register(port: int, token: str, farm: Farm, count: int) -> None:
     rng, http = random.Random(5), Http(port, token)
     for start in range(0, count, 1000):
-        items = [{"card": card(rng, n, farm.url(n)), "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"}
-                 for n in range(start, min(count, start + 1000))]
+        items = [
+            {"card": card(rng, n, farm.url(n)), "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"}
+            for n in range(start, min(count, start + 1000))
+        ]
         status, body = http.request("POST", "/v1/agents/import", {"items": items})
         if status != 200 or body["failed"]:
             raise RuntimeError(f"import failed: {status} {str(body)[:300]}")
 
 
 def query_paths(rng: random.Random) -> list[str]:
-    return [f"/v1/agents?tag={rng.choice(TAGS)}&limit=20" if i % 2 else f"/v1/agents?q={rng.choice(WORDS)}&limit=20"
-            for i in range(2000)]
+    return [
+        f"/v1/agents?tag={rng.choice(TAGS)}&limit=20" if i % 2 else f"/v1/agents?q={rng.choice(WORDS)}&limit=20"
+        for i in range(2000)
+    ]
 
 
 class Querier(threading.Thread):
@@ -157,17 +177,29 @@ def idle_queries(port: int, paths: list[str], count: int) -> list[float]:
 # -- sweeps ---------------------------------------------------------------------------------
 
 
-def sweep(env: dict[str, str], port: int, paths: list[str], workers: int, threads: int,
-          niceness: int) -> tuple[float, list[float], list[str]]:
+def sweep(
+    env: dict[str, str], port: int, paths: list[str], workers: int, threads: int, niceness: int
+) -> tuple[float, list[float], list[str]]:
     """Run `workers` `agentdex worker --once` processes at once; return wall seconds, query latencies
     during the sweep, and each worker's JSON report."""
     querier = Querier(port, paths)
     querier.start()
-    command = [str(BIN / "agentdex"), "worker", "--once", "--job", "health-probe", "--json", "--niceness", str(niceness)]
+    command = [
+        str(BIN / "agentdex"),
+        "worker",
+        "--once",
+        "--job",
+        "health-probe",
+        "--json",
+        "--niceness",
+        str(niceness),
+    ]
     worker_env = {**env, "AGENTDEX_WORKER_THREADS": str(threads)}
     t0 = time.perf_counter()
-    processes = [subprocess.Popen(command, env=worker_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-                 for _ in range(workers)]
+    processes = [
+        subprocess.Popen(command, env=worker_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for _ in range(workers)
+    ]
     outputs = [p.communicate(timeout=WORKER_TIMEOUT)[0] for p in processes]
     seconds = time.perf_counter() - t0
     querier.stop.set()
@@ -211,11 +243,17 @@ def run(database_url: str, label: str, agents: int, workers: int, args: argparse
             count, span, latencies = probe_stats(database_url)
             reports = [json.loads(o)[0] for o in outputs]
             who = "+".join(str(r["recorded"]) for r in reports)
-            table.add(f"{label}: probes, {workers} worker(s) x {threads} thr, nice {niceness} ({who})", count, span, latencies)
+            table.add(
+                f"{label}: probes, {workers} worker(s) x {threads} thr, nice {niceness} ({who})", count, span, latencies
+            )
             table.add(f"{label}:   same sweep, wall clock incl. start-up", count, seconds)
-            table.add(f"{label}: catalog query, during the sweep", len(during), sum(during) / 1000 if during else 0, during)
+            table.add(
+                f"{label}: catalog query, during the sweep", len(during), sum(during) / 1000 if during else 0, during
+            )
             ratio = percentile(during, 50) / percentile(idle, 50) if during else float("nan")
-            print(f"  {label}: query p50 during/idle = {ratio:.2f}x; all {agents} probed: {count == agents}", flush=True)
+            print(
+                f"  {label}: query p50 during/idle = {ratio:.2f}x; all {agents} probed: {count == agents}", flush=True
+            )
     finally:
         farm.close()
 

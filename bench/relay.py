@@ -32,7 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import (  # noqa: E402
     BIN,
-    Http,
     Table,
     add_database_options,
     cpu_seconds,
@@ -41,6 +40,7 @@ from bench.common import (  # noqa: E402
     server_cpu_seconds,
     start_worker,
 )
+from bench.http_load import Http  # noqa: E402
 
 BODY_BYTES = 1024
 RELAY_ENV = {"AGENTDEX_RELAY_RATE": "1000000", "AGENTDEX_RELAY_BURST": "1000000"}  # the bench is one agent
@@ -130,8 +130,16 @@ def cpu_note(seconds: float, count: int) -> str:
 
 def notification(task: str, n: int) -> bytes:
     """A 1 KB v1.0 StreamResponse (a status update with an agent message)."""
-    body = {"statusUpdate": {"taskId": task, "contextId": "bench", "status": {
-        "state": "TASK_STATE_WORKING", "message": {"messageId": f"m{n}", "role": "ROLE_AGENT", "parts": [{"text": ""}]}}}}
+    body = {
+        "statusUpdate": {
+            "taskId": task,
+            "contextId": "bench",
+            "status": {
+                "state": "TASK_STATE_WORKING",
+                "message": {"messageId": f"m{n}", "role": "ROLE_AGENT", "parts": [{"text": ""}]},
+            },
+        }
+    }
     pad = BODY_BYTES - len(json.dumps(body, separators=(",", ":")))
     body["statusUpdate"]["status"]["message"]["parts"][0]["text"] = "x" * pad
     return json.dumps(body, separators=(",", ":")).encode()
@@ -151,17 +159,27 @@ class Pusher:
 def setup(port: int, token: str, sink: Sink, subscriptions: int) -> list[tuple[str, str]]:
     """One push-capable agent and `subscriptions` subscriptions to the sink: [(path, relay token)]."""
     api = Http(port, token)
-    card = {"name": "Bench Pusher", "description": "pushes", "version": "1.0.0",
-            "supportedInterfaces": [{"url": "https://pusher.example.com/a2a", "protocolBinding": "JSONRPC",
-                                     "protocolVersion": "1.0"}],
-            "capabilities": {"pushNotifications": True}, "defaultInputModes": ["text/plain"],
-            "defaultOutputModes": ["text/plain"], "skills": [{"id": "s", "name": "S", "description": "d", "tags": ["t"]}]}
+    card = {
+        "name": "Bench Pusher",
+        "description": "pushes",
+        "version": "1.0.0",
+        "supportedInterfaces": [
+            {"url": "https://pusher.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {"pushNotifications": True},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "s", "name": "S", "description": "d", "tags": ["t"]}],
+    }
     status, agent = api.request("POST", "/v1/agents", {"card": card, "cardUrl": "https://pusher.example.com/card.json"})
     assert status == 201, agent
     subs = []
     for _ in range(subscriptions):
-        status, sub = api.request("POST", "/v1/relay/subscriptions",
-                                  {"agentId": agent["id"], "targetUrl": f"http://127.0.0.1:{sink.port}/hook"})
+        status, sub = api.request(
+            "POST",
+            "/v1/relay/subscriptions",
+            {"agentId": agent["id"], "targetUrl": f"http://127.0.0.1:{sink.port}/hook"},
+        )
         assert status == 201, sub
         subs.append(("/relay/" + sub["id"], sub["relayToken"]))
     return subs
@@ -173,13 +191,17 @@ def floor(sink: Sink, count: int, table: Table) -> None:
     started = time.monotonic()
     for n in range(count):
         began = time.monotonic()
-        conn.request("POST", "/hook", body=body, headers={"Content-Type": "application/json", "webhook-id": f"floor-{n}"})
+        conn.request(
+            "POST", "/hook", body=body, headers={"Content-Type": "application/json", "webhook-id": f"floor-{n}"}
+        )
         conn.getresponse().read()
         latencies.append((time.monotonic() - began) * 1000)
     table.add("floor: direct POST to the sink, 1 KB", count, time.monotonic() - started, latencies)
 
 
-def ingest(port: int, subs: list[tuple[str, str]], count: int, clients: int, tasks: int, label: str, table: Table) -> None:
+def ingest(
+    port: int, subs: list[tuple[str, str]], count: int, clients: int, tasks: int, label: str, table: Table
+) -> None:
     """`clients` agents push `count` notifications as fast as 202s come back (no worker running)."""
 
     def agent(client: int) -> list[float]:
@@ -220,8 +242,9 @@ def drain(env: dict[str, str], sink: Sink, backlog: int, label: str, table: Tabl
     return worker
 
 
-def paced(port: int, subs: list[tuple[str, str]], sink: Sink, rate: int, seconds: float, tasks: int,
-          label: str, table: Table) -> None:
+def paced(
+    port: int, subs: list[tuple[str, str]], sink: Sink, rate: int, seconds: float, tasks: int, label: str, table: Table
+) -> None:
     """`rate` notifications/s with the worker running: 202 -> arrival at the sink, per message."""
     count, accepted = int(rate * seconds), {}
     lock = threading.Lock()

@@ -47,37 +47,62 @@ from signing import (  # noqa: E402
     verify_card,
 )
 
-WORDS = ("route plan map traffic weather forecast invoice payroll translate summarize search schedule review "
-         "deploy monitor alert ticket booking flight hotel currency exchange audit contract météo prévision "
-         "Zürich 東京 データ анализ").split()
+WORDS = (
+    "route plan map traffic weather forecast invoice payroll translate summarize search schedule review "
+    "deploy monitor alert ticket booking flight hotel currency exchange audit contract météo prévision "
+    "Zürich 東京 データ анализ"
+).split()
 
 
 def make_card(rng: random.Random) -> dict[str, Any]:
     """A realistic v1.0 card: 1–20 skills, security schemes, an extension with numeric params."""
+
     def words(n: int) -> str:
         return " ".join(rng.choices(WORDS, k=n))
 
-    skills = [{
-        "id": f"skill-{i}", "name": words(3).title(), "description": words(rng.randint(5, 25)),
-        "tags": rng.sample(WORDS, rng.randint(2, 5)), "examples": [words(6) for _ in range(rng.randint(0, 2))],
-        "inputModes": ["text/plain", "application/json"], "outputModes": ["application/json"],
-    } for i in range(rng.randint(1, 20))]
+    skills = [
+        {
+            "id": f"skill-{i}",
+            "name": words(3).title(),
+            "description": words(rng.randint(5, 25)),
+            "tags": rng.sample(WORDS, rng.randint(2, 5)),
+            "examples": [words(6) for _ in range(rng.randint(0, 2))],
+            "inputModes": ["text/plain", "application/json"],
+            "outputModes": ["application/json"],
+        }
+        for i in range(rng.randint(1, 20))
+    ]
     return {
-        "name": words(3).title(), "description": words(40), "version": f"1.{rng.randint(0, 9)}.0",
-        "supportedInterfaces": [{"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC",
-                                 "protocolVersion": "1.0"},
-                                {"url": "https://agent.example.com/rest", "protocolBinding": "HTTP+JSON",
-                                 "protocolVersion": "1.0"}],
+        "name": words(3).title(),
+        "description": words(40),
+        "version": f"1.{rng.randint(0, 9)}.0",
+        "supportedInterfaces": [
+            {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": "https://agent.example.com/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+        ],
         "provider": {"organization": "Example Org", "url": "https://example.com"},
         "documentationUrl": "https://agent.example.com/docs",
-        "capabilities": {"streaming": True, "pushNotifications": False, "extensions": [
-            {"uri": "https://ext.example.com/limits", "params": {"maxTokens": 4096, "temperature": 0.7,
-                                                                "regions": ["eu", "us"]}}]},
-        "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer", "bearerFormat": "JWT"}},
-                            "oidc": {"openIdConnectSecurityScheme": {
-                                "openIdConnectUrl": "https://auth.example.com/.well-known/openid-configuration"}}},
+        "capabilities": {
+            "streaming": True,
+            "pushNotifications": False,
+            "extensions": [
+                {
+                    "uri": "https://ext.example.com/limits",
+                    "params": {"maxTokens": 4096, "temperature": 0.7, "regions": ["eu", "us"]},
+                }
+            ],
+        },
+        "securitySchemes": {
+            "bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer", "bearerFormat": "JWT"}},
+            "oidc": {
+                "openIdConnectSecurityScheme": {
+                    "openIdConnectUrl": "https://auth.example.com/.well-known/openid-configuration"
+                }
+            },
+        },
         "securityRequirements": [{"schemes": {"bearer": {"list": []}}}],
-        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["application/json", "text/plain"],
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["application/json", "text/plain"],
         "skills": skills,
     }
 
@@ -105,8 +130,9 @@ class Bench:
         self.rounds = rounds
         self.rows: list[tuple[str, int, float, float, float, str]] = []
 
-    def compare(self, what: str, ours: Callable[[int], object], theirs: dict[str, Callable[[int], object]],
-                count: int) -> None:
+    def compare(
+        self, what: str, ours: Callable[[int], object], theirs: dict[str, Callable[[int], object]], count: int
+    ) -> None:
         """Interleaved rounds of `ours` and each of `theirs`; the first of `theirs` is the ratio's base."""
         runs = {"agentdex": ours, **theirs}
         samples: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in runs}
@@ -126,8 +152,16 @@ class Bench:
         for name in runs:
             latencies, rates = samples[name]
             rate = statistics.median(rates)
-            self.rows.append((f"{what}: {name}", len(latencies), rate, percentile(latencies, 50),
-                              percentile(latencies, 99), f"{rate / base:.2f}x"))
+            self.rows.append(
+                (
+                    f"{what}: {name}",
+                    len(latencies),
+                    rate,
+                    percentile(latencies, 50),
+                    percentile(latencies, 99),
+                    f"{rate / base:.2f}x",
+                )
+            )
         print(f"  {what}: done", flush=True)
 
     def print(self, command: str, note: str) -> None:
@@ -148,10 +182,15 @@ def bench_algorithm(bench: Bench, alg: str, key: SigningKey, cards: list[dict[st
     for proto in signed_protos:
         sdk_verifier(proto)  # the SDK accepts what Agentdex signed
     assert all(verify_card(card, resolver).ok for card in signed)
-    bench.compare(f"verify {alg}", lambda i: verify_card(signed[i], resolver), {
-        "a2a-sdk (AgentCard in hand)": lambda i: sdk_verifier(signed_protos[i]),
-        "a2a-sdk (parse JSON + verify)": lambda i: sdk_verifier(parse_agent_card(copy.deepcopy(signed[i]))),
-    }, n)
+    bench.compare(
+        f"verify {alg}",
+        lambda i: verify_card(signed[i], resolver),
+        {
+            "a2a-sdk (AgentCard in hand)": lambda i: sdk_verifier(signed_protos[i]),
+            "a2a-sdk (parse JSON + verify)": lambda i: sdk_verifier(parse_agent_card(copy.deepcopy(signed[i]))),
+        },
+        n,
+    )
     signer = create_agent_card_signer(PyJWK(private_jwk(key)), {"alg": alg, "kid": key.kid, "typ": "JOSE"})
     blank = [to_proto(card) for card in cards]
 
@@ -173,20 +212,31 @@ def main() -> None:
     cards = make_cards(args.cards, args.seed)
     sizes = sorted(len(rfc8785.dumps(card)) for card in cards)
     skills = sorted(len(card["skills"]) for card in cards)
-    print(f"{len(cards)} cards, {sizes[0]}–{sizes[-1]} bytes (median {sizes[len(sizes) // 2]}), "
-          f"{skills[0]}–{skills[-1]} skills; {args.rounds} rounds", flush=True)
+    print(
+        f"{len(cards)} cards, {sizes[0]}–{sizes[-1]} bytes (median {sizes[len(sizes) // 2]}), "
+        f"{skills[0]}–{skills[-1]} skills; {args.rounds} rounds",
+        flush=True,
+    )
     bench = Bench(args.rounds)
     for alg in ("EdDSA", "ES256"):
         bench_algorithm(bench, alg, generate_key(alg), cards)
     protos = [to_proto(card) for card in cards]
     assert all(canonicalize(card) == _canonicalize_agent_card(to_proto(card)).encode() for card in cards)
-    bench.compare("canonicalize", lambda i: canonicalize(cards[i]), {
-        "a2a-sdk": lambda i: _canonicalize_agent_card(protos[i]),
-        "rfc8785.dumps(raw dict), floor": lambda i: rfc8785.dumps(cards[i]),
-    }, len(cards))
+    bench.compare(
+        "canonicalize",
+        lambda i: canonicalize(cards[i]),
+        {
+            "a2a-sdk": lambda i: _canonicalize_agent_card(protos[i]),
+            "rfc8785.dumps(raw dict), floor": lambda i: rfc8785.dumps(cards[i]),
+        },
+        len(cards),
+    )
     command = f"python bench/signing.py --cards {args.cards} --rounds {args.rounds} --seed {args.seed}"
-    bench.print(command, "rate = median round; 'vs SDK' = rate / the first a2a-sdk row of the group "
-                         "(for canonicalize, the SDK's canonicaliser; rfc8785 on the raw dict is the floor).")
+    bench.print(
+        command,
+        "rate = median round; 'vs SDK' = rate / the first a2a-sdk row of the group "
+        "(for canonicalize, the SDK's canonicaliser; rfc8785 on the raw dict is the floor).",
+    )
 
 
 if __name__ == "__main__":

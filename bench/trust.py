@@ -27,15 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalog import make_card  # noqa: E402
 from bench.common import (  # noqa: E402
-    Http,
     Table,
     add_database_options,
     each_database,
-    post_cards,
     registry_server,
     reset_postgres,
     server_cpu_seconds,
 )
+from bench.http_load import Http, post_cards  # noqa: E402
 from registry.trust.endorse import attestation_digest  # noqa: E402
 from signing import (  # noqa: E402
     CardPayloads,
@@ -57,13 +56,20 @@ def owner_keys(per_alg: int) -> list[SigningKey]:
 
 
 def signed_items(rng: random.Random, keys: list[SigningKey], start: int, count: int) -> list[dict[str, Any]]:
-    return [{"card": sign_card(make_card(rng, n), keys[n % len(keys)]),
-             "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"} for n in range(start, start + count)]
+    return [
+        {
+            "card": sign_card(make_card(rng, n), keys[n % len(keys)]),
+            "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json",
+        }
+        for n in range(start, start + count)
+    ]
 
 
 def unsigned_items(rng: random.Random, start: int, count: int) -> list[dict[str, Any]]:
-    return [{"card": make_card(rng, n), "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"}
-            for n in range(start, start + count)]
+    return [
+        {"card": make_card(rng, n), "cardUrl": f"https://agent{n}.example.com/.well-known/agent-card.json"}
+        for n in range(start, start + count)
+    ]
 
 
 def register(port: int, token: str, items: list[dict[str, Any]], clients: int) -> tuple[float, list[float], float]:
@@ -94,12 +100,23 @@ def in_process_costs(items: list[dict[str, Any]], keys: list[SigningKey]) -> tup
         payloads = CardPayloads(item["card"])
         assert verify_card(item["card"], resolver, payloads=payloads).ok
         t1 = time.perf_counter()
-        claims = {"registry": PUBLIC_URL, "validated": True, "cardUrl": item["cardUrl"], "source": "pushed",
-                  "fetchedFrom": None, "fetchedAt": "2026-01-01T00:00:00Z",
-                  "signature": {"state": "verified", "kids": [registry_key.kid], "checkedAt": "2026-01-01T00:00:00Z"}}
-        sign_card(item["card"], registry_key, jku=f"{PUBLIC_URL}/.well-known/jwks.json",
-                  header_extras={"agentdexAttestation": attestation_digest(claims)},
-                  unprotected_header={"agentdex": claims}, payloads=payloads)
+        claims = {
+            "registry": PUBLIC_URL,
+            "validated": True,
+            "cardUrl": item["cardUrl"],
+            "source": "pushed",
+            "fetchedFrom": None,
+            "fetchedAt": "2026-01-01T00:00:00Z",
+            "signature": {"state": "verified", "kids": [registry_key.kid], "checkedAt": "2026-01-01T00:00:00Z"},
+        }
+        sign_card(
+            item["card"],
+            registry_key,
+            jku=f"{PUBLIC_URL}/.well-known/jwks.json",
+            header_extras={"agentdexAttestation": attestation_digest(claims)},
+            unprotected_header={"agentdex": claims},
+            payloads=payloads,
+        )
         verifying, endorsing = verifying + t1 - t0, endorsing + time.perf_counter() - t1
     return verifying / len(items) * 1000, endorsing / len(items) * 1000
 
@@ -115,7 +132,9 @@ def run(database_url: str, label: str, cards: int, clients: int, table: Table, n
         Http(port).request("GET", "/.well-known/jwks.json")  # the first registry key exists before timing
         wall, latencies, cpu = register(port, token, signed, clients)
         table.add(f"{label}: register signed card, verify + endorse, {clients} conns", cards, wall, latencies)
-        ids = [agent["id"] for agent in Http(port).request("GET", "/v1/agents?signature=verified&limit=200")[1]["items"]]
+        ids = [
+            agent["id"] for agent in Http(port).request("GET", "/v1/agents?signature=verified&limit=200")[1]["items"]
+        ]
         read_endorsed(port, ids * 5, table, label)
     control_label = f"{label}: register unsigned card, no endorsement, {clients} conns"
     os.environ.pop("AGENTDEX_PUBLIC_URL")
@@ -148,8 +167,15 @@ def main() -> None:
     for url, label in each_database(args):
         run(url, label, args.cards, args.clients, table, notes)
     table.print("python " + " ".join(sys.argv))
-    print("\n".join(["", *notes, f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
-                     f"{os.cpu_count()} CPUs"]))
+    print(
+        "\n".join(
+            [
+                "",
+                *notes,
+                f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs",
+            ]
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -64,8 +64,13 @@ def _read_card(source: str) -> dict[str, Any]:
 
 @card.command("canonicalize")
 @click.argument("card_file", metavar="CARD")
-@click.option("--form", type=click.Choice(FORMS), default="sdk", show_default=True,
-              help="sdk: what the official SDKs sign; strict: the spec text's rule; plain: JCS of the card.")
+@click.option(
+    "--form",
+    type=click.Choice(FORMS),
+    default="sdk",
+    show_default=True,
+    help="sdk: what the official SDKs sign; strict: the spec text's rule; plain: JCS of the card.",
+)
 @reports_errors
 def canonicalize_command(card_file: str, form: str) -> None:
     """Print the exact bytes a signature over CARD covers (`-` reads standard input)."""
@@ -84,8 +89,9 @@ def canonicalize_command(card_file: str, form: str) -> None:
 @click.option("--out", "out", default=STDIO, show_default=True, help="Where to write the signed card.")
 @click.option("--password-env", metavar="VAR", help="Environment variable holding the key's password.")
 @reports_errors
-def sign_command(card_file: str, key_file: str, kid: str | None, jku: str | None, out: str,
-                 password_env: str | None) -> None:
+def sign_command(
+    card_file: str, key_file: str, kid: str | None, jku: str | None, out: str, password_env: str | None
+) -> None:
     """Add a detached JWS to CARD's signatures (existing signatures are kept).
 
     The payload is the card's canonical form that the official SDKs verify (see `canonicalize`).
@@ -119,43 +125,67 @@ def _write(out: str, data: bytes) -> None:
 @click.argument("card_file", metavar="CARD")
 @click.option("--jwks", "jwks", multiple=True, metavar="FILE_OR_URL", help="Trusted JWKS (file, or https URL).")
 @click.option("--key", "keys", multiple=True, metavar="PUBLIC_KEY", help="Trusted key: PEM, JWK or JWKS file.")
-@click.option("--allow-origin", "origins", multiple=True, metavar="ORIGIN",
-              help="Follow a signature's jku when it is on this https origin.")
-@click.option("--require-kid", "required_kids", multiple=True, metavar="KID",
-              help="A valid signature with this kid is required.")
-@click.option("--policy", type=click.Choice(["any", "all"]), default="any", show_default=True,
-              help="any: at least one valid signature; all: every signature valid.")
+@click.option(
+    "--allow-origin",
+    "origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Follow a signature's jku when it is on this https origin.",
+)
+@click.option(
+    "--require-kid", "required_kids", multiple=True, metavar="KID", help="A valid signature with this kid is required."
+)
+@click.option(
+    "--policy",
+    type=click.Choice(["any", "all"]),
+    default="any",
+    show_default=True,
+    help="any: at least one valid signature; all: every signature valid.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the per-signature results as JSON.")
 @click.option("--password-env", metavar="VAR", help="Password for encrypted private PEMs given as --key.")
-@click.option("--unsafe-allow-http-loopback", is_flag=True,
-              help="UNSAFE, for tests: allow plain-http JWKS URLs on 127.0.0.1/localhost.")
+@click.option(
+    "--unsafe-allow-http-loopback",
+    is_flag=True,
+    help="UNSAFE, for tests: allow plain-http JWKS URLs on 127.0.0.1/localhost.",
+)
 @reports_errors
-def verify_command(card_file: str, jwks: tuple[str, ...], keys: tuple[str, ...], origins: tuple[str, ...],
-                   required_kids: tuple[str, ...], policy: str, as_json: bool, password_env: str | None,
-                   unsafe_allow_http_loopback: bool) -> None:
+def verify_command(
+    card_file: str,
+    jwks: tuple[str, ...],
+    keys: tuple[str, ...],
+    origins: tuple[str, ...],
+    required_kids: tuple[str, ...],
+    policy: str,
+    as_json: bool,
+    password_env: str | None,
+    unsafe_allow_http_loopback: bool,
+) -> None:
     """Verify CARD's signatures. Exit 0 when the policy holds, 1 when a signature is invalid or
     missing, 3 when no key could be resolved, 2 for usage errors."""
-    from signing import VerificationPolicy, verify_card
+    from signing import PolicyMode, VerificationPolicy, verify_card
 
     with signing_errors():
         resolver = _resolver(jwks, keys, origins, password_from(password_env), unsafe_allow_http_loopback)
         document = _read_card(card_file)
-        result = verify_card(document, resolver, VerificationPolicy(mode=policy, required_kids=frozenset(required_kids)))
+        result = verify_card(
+            document, resolver, VerificationPolicy(mode=PolicyMode(policy), required_kids=frozenset(required_kids))
+        )
     click.echo(json.dumps(result.to_dict(), indent=2) if as_json else describe(result, card_file, policy))
     if not (jwks or keys or origins) and not result.ok:
         click.echo("hint: no keys given; pass --key, --jwks or --allow-origin", err=True)
     sys.exit(int(verify_exit_code(result)))
 
 
-def _resolver(jwks: tuple[str, ...], keys: tuple[str, ...], origins: tuple[str, ...], password: bytes | None,
-              unsafe: bool) -> KeyResolver:
+def _resolver(
+    jwks: tuple[str, ...], keys: tuple[str, ...], origins: tuple[str, ...], password: bytes | None, unsafe: bool
+) -> KeyResolver:
     from signing import ChainResolver, JwksUrlResolver, StaticKeyResolver, UnsafeHttpLoopback, load_verification_keys
 
     urls = [source for source in jwks if source.startswith(("https://", "http://"))]
     files = [(f"key:{path}", path) for path in keys] + [(f"jwks:{path}", path) for path in jwks if path not in urls]
     resolvers: list[KeyResolver] = [
-        StaticKeyResolver(load_verification_keys(read_bytes(path, "key"), password), source)
-        for source, path in files
+        StaticKeyResolver(load_verification_keys(read_bytes(path, "key"), password), source) for source, path in files
     ]
     if urls or origins:
         unsafe_option = UnsafeHttpLoopback() if unsafe else None

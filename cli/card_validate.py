@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from registry.validation import ValidationReport
 
 
-
 @card.command("validate")
 @click.argument("source", metavar="FILE_OR_URL")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -60,8 +59,8 @@ def _fetch(url: str) -> bytes:
     """
     import ipaddress
 
-    from registry.outbound import OutboundError, OutboundPolicy, SafeHttpClient
     from registry.catalog.fetcher import CardFetcher, CardFetchError
+    from registry.outbound import OutboundError, OutboundPolicy, SafeHttpClient
 
     policy = OutboundPolicy(
         allow_http=True, allowed_networks=(ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
@@ -81,6 +80,7 @@ def describe_report(report: ValidationReport, source: str) -> str:
         version += f" (judged as {report.flavor})"
     counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
     lines = [f"{name}: {'valid' if report.valid else 'INVALID'} — {version}; {counts}"]
-    lines += [f"  {issue.severity:<7}  {issue.path or '(card)'}  [{issue.rule}]  {issue.message}"
-              for issue in report.issues]
+    lines += [
+        f"  {issue.severity:<7}  {issue.path or '(card)'}  [{issue.rule}]  {issue.message}" for issue in report.issues
+    ]
     return "\n".join(lines)

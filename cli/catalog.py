@@ -25,10 +25,17 @@ def _agent_line(agent: dict[str, Any]) -> str:
     return f"{agent['id']}  {agent['name']}{status}  v{agent.get('version') or '?'}  {agent['cardUrl']}\n    tags: {tags or '-'}"
 
 
+def _show_registered(agent: dict[str, Any]) -> None:
+    click.echo("Registered:")
+    _show_agent(agent)
+
+
 def _show_agent(agent: dict[str, Any]) -> None:
     click.echo(f"{agent['name']}  ({agent['id']})")
     click.echo(f"  card:      {agent['cardUrl']}  (version {agent.get('cardVersion')}, {agent.get('source')})")
-    click.echo(f"  status:    {agent['status']}" + (f" — {agent['statusMessage']}" if agent.get("statusMessage") else ""))
+    click.echo(
+        f"  status:    {agent['status']}" + (f" — {agent['statusMessage']}" if agent.get("statusMessage") else "")
+    )
     click.echo(f"  protocol:  {', '.join(agent.get('protocolVersions', []))}")
     caps = [name for name, on in (agent.get("capabilities") or {}).items() if on]
     click.echo(f"  abilities: {', '.join(caps) or '-'}")
@@ -57,7 +64,7 @@ def register(url: str, jwks_url: str | None, registry: str, token: str | None, a
     """Register the agent at URL (its base URL or its card URL)."""
     body = {"url": url, **({"jwksUrl": jwks_url} if jwks_url else {})}
     agent = make_client(registry, token).call("POST", "/v1/agents", json=body)
-    _emit(agent, as_json, lambda a: (click.echo("Registered:"), _show_agent(a)))
+    _emit(agent, as_json, _show_registered)
 
 
 @click.command()
@@ -67,32 +74,67 @@ def register(url: str, jwks_url: str | None, registry: str, token: str | None, a
 @click.option("--skill", default=None, help="Skill id.")
 @click.option("--input-mode", default=None, help="Media type the agent accepts.")
 @click.option("--output-mode", default=None, help="Media type the agent produces.")
-@click.option("--capability", "capabilities", multiple=True,
-              type=click.Choice(["streaming", "pushNotifications", "extendedAgentCard"]))
+@click.option(
+    "--capability",
+    "capabilities",
+    multiple=True,
+    type=click.Choice(["streaming", "pushNotifications", "extendedAgentCard"]),
+)
 @click.option("--status", default=None, type=click.Choice(["active", "deprecated", "any"]))
-@click.option("--health", default=None, type=click.Choice(["up", "degraded", "down", "unknown"]),
-              help="Only agents in this health state.")
+@click.option(
+    "--health",
+    default=None,
+    type=click.Choice(["up", "degraded", "down", "unknown"]),
+    help="Only agents in this health state.",
+)
 @click.option("--include-dead", is_flag=True, help="Also agents hidden for being down too long.")
 @click.option("--verified", is_flag=True, help="Only agents whose card signature verified.")
-@click.option("--signature", default=None, type=click.Choice(["verified", "invalid", "unverifiable", "unsigned"]),
-              help="Only agents in this signature state.")
+@click.option(
+    "--signature",
+    default=None,
+    type=click.Choice(["verified", "invalid", "unverifiable", "unsigned"]),
+    help="Only agents in this signature state.",
+)
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
 @click.option("--cursor", default=None, help="Continue from a previous page.")
 @registry_option
 @json_option
 @reports_errors
-def search(tags: tuple[str, ...], match_any: bool, text: str | None, skill: str | None, input_mode: str | None,
-           output_mode: str | None, capabilities: tuple[str, ...], status: str | None, health: str | None,
-           include_dead: bool, verified: bool, signature: str | None, limit: int, cursor: str | None, registry: str,
-           as_json: bool) -> None:
+def search(
+    tags: tuple[str, ...],
+    match_any: bool,
+    text: str | None,
+    skill: str | None,
+    input_mode: str | None,
+    output_mode: str | None,
+    capabilities: tuple[str, ...],
+    status: str | None,
+    health: str | None,
+    include_dead: bool,
+    verified: bool,
+    signature: str | None,
+    limit: int,
+    cursor: str | None,
+    registry: str,
+    as_json: bool,
+) -> None:
     """Find agents by skill tags, text, modes and capabilities."""
     if verified and signature not in (None, "verified"):
         raise CliError("--verified and --signature contradict each other", ExitCode.USAGE)
-    params: dict[str, Any] = {"tag": list(tags), "q": text, "skill": skill, "inputMode": input_mode,
-                              "outputMode": output_mode, "capability": list(capabilities), "status": status,
-                              "limit": limit, "cursor": cursor, "health": health,
-                              "includeDead": "true" if include_dead else None,
-                              "signature": "verified" if verified else signature}
+    params: dict[str, Any] = {
+        "tag": list(tags),
+        "q": text,
+        "skill": skill,
+        "inputMode": input_mode,
+        "outputMode": output_mode,
+        "capability": list(capabilities),
+        "status": status,
+        "limit": limit,
+        "cursor": cursor,
+        "health": health,
+        "includeDead": "true" if include_dead else None,
+        "signature": "verified" if verified else signature,
+    }
     if match_any:
         params["match"] = "any"
     page = make_client(registry).call("GET", "/v1/agents", params={k: v for k, v in params.items() if v})
@@ -100,7 +142,9 @@ def search(tags: tuple[str, ...], match_any: bool, text: str | None, skill: str 
     def human(p: dict[str, Any]) -> None:
         for agent in p["items"]:
             click.echo(_agent_line(agent))
-        click.echo(f"{len(p['items'])} agent(s)" + (f"; more with --cursor {p['nextCursor']}" if p["nextCursor"] else ""))
+        click.echo(
+            f"{len(p['items'])} agent(s)" + (f"; more with --cursor {p['nextCursor']}" if p["nextCursor"] else "")
+        )
 
     _emit(page, as_json, human)
 

@@ -13,7 +13,10 @@ DEFAULT_REGISTRY = "http://127.0.0.1:8420"
 WORKER_HEADER = "Agentdex-Worker"  # registry.catalog.api_tags names its web process with it
 
 registry_option = click.option(
-    "--registry", envvar="AGENTDEX_URL", default=DEFAULT_REGISTRY, show_default=True,
+    "--registry",
+    envvar="AGENTDEX_URL",
+    default=DEFAULT_REGISTRY,
+    show_default=True,
     help="Base URL of the registry (env AGENTDEX_URL).",
 )
 token_option = click.option("--token", envvar="AGENTDEX_TOKEN", default=None, help="API token (env AGENTDEX_TOKEN).")
@@ -87,5 +90,7 @@ def _describe(status: int, payload: Any) -> str:
     error = payload.get("error", {}) if isinstance(payload, dict) else {}
     message = f"{error.get('message', 'request failed')} (HTTP {status}, {error.get('code', 'error')})"
     for issue in error.get("details", {}).get("issues", []):
-        message += f"\n  {issue.get('severity')}: {issue.get('path') or '/'} [{issue.get('rule')}] {issue.get('message')}"
+        message += (
+            f"\n  {issue.get('severity')}: {issue.get('path') or '/'} [{issue.get('rule')}] {issue.get('message')}"
+        )
     return message

@@ -50,7 +50,9 @@ def _signing_exit_code(error: BaseException, errors: Any) -> ExitCode:
     # on the command line: 2. A card that cannot be signed or verified as given: 1.
     if isinstance(error, errors.KeyResolutionError):
         return ExitCode.UNRESOLVED
-    if isinstance(error, errors.KeyFormatError | errors.UnsupportedAlgorithmError | errors.HeaderError | errors.PolicyError):
+    if isinstance(
+        error, errors.KeyFormatError | errors.UnsupportedAlgorithmError | errors.HeaderError | errors.PolicyError
+    ):
         return ExitCode.USAGE
     return ExitCode.FAILED
 

@@ -34,7 +34,8 @@ def parse_json(raw: bytes, source: str) -> Any:
     except UnicodeDecodeError:
         raise CliError(f"{name} is not JSON: it is not UTF-8 text", ExitCode.USAGE) from None
     except json.JSONDecodeError as error:
-        raise CliError(f"{name} is not JSON: {error.msg} at line {error.lineno}, column {error.colno}",
-                       ExitCode.USAGE) from None
+        raise CliError(
+            f"{name} is not JSON: {error.msg} at line {error.lineno}, column {error.colno}", ExitCode.USAGE
+        ) from None
     except RecursionError:
         raise CliError(f"{name} is nested too deeply to be an Agent Card", ExitCode.USAGE) from None

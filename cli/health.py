@@ -28,8 +28,10 @@ def _emit(payload: dict[str, Any], as_json: bool) -> None:
         latency = f"{check['latencyMs']} ms" if check.get("latencyMs") is not None else "-"
         code = f" rpc {check['rpcCode']}" if check.get("rpcCode") is not None else ""
         status = f" HTTP {check['httpStatus']}" if check.get("httpStatus") is not None else ""
-        click.echo(f"  {check['checkedAt']}  {check['outcome']:<8} {check['reason']:<16} {latency:>8}"
-                   f"  {check['method']} {check['interfaceUrl']}{status}{code}")
+        click.echo(
+            f"  {check['checkedAt']}  {check['outcome']:<8} {check['reason']:<16} {latency:>8}"
+            f"  {check['method']} {check['interfaceUrl']}{status}{code}"
+        )
 
 
 @click.command()

@@ -62,8 +62,9 @@ def _batches(path: Path, size: int) -> Iterator[list[tuple[int, bytes]]]:
         yield batch
 
 
-def import_file(client: Callable[[], RegistryClient], path: Path, size: int, *, progress: bool,
-                parallel: int = 2) -> dict[str, Any]:
+def import_file(
+    client: Callable[[], RegistryClient], path: Path, size: int, *, progress: bool, parallel: int = 2
+) -> dict[str, Any]:
     """Send the file in batches, `parallel` requests at a time (each web worker validates one
     while the database writes another); return created/failed counts and each failure with its line.
 

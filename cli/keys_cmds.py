@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,22 +16,36 @@ from cli.exits import CliError, ExitCode, reports_errors
 from cli.files import STDIO, read_bytes
 from cli.keys import keys
 
+if TYPE_CHECKING:
+    from signing import VerificationKey
+
 ALGORITHMS = ("EdDSA", "ES256", "ES384", "PS256", "RS256")
 
 
 @keys.command("generate")
-@click.option("--alg", required=True, type=click.Choice(ALGORITHMS),
-              help="EdDSA (Ed25519), ES256 (P-256), ES384 (P-384), PS256 or RS256 (RSA-3072).")
+@click.option(
+    "--alg",
+    required=True,
+    type=click.Choice(ALGORITHMS),
+    help="EdDSA (Ed25519), ES256 (P-256), ES384 (P-384), PS256 or RS256 (RSA-3072).",
+)
 @click.option("--kid", help="Key id (default: the RFC 7638 thumbprint of the public key).")
 @click.option("--out", required=True, help="Private key file (`-` for standard output).")
-@click.option("--format", "fmt", type=click.Choice(["pem", "jwk"]), default="pem", show_default=True,
-              help="pem: PKCS#8 PEM with kid/alg lines; jwk: private JWK (JSON).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["pem", "jwk"]),
+    default="pem",
+    show_default=True,
+    help="pem: PKCS#8 PEM with kid/alg lines; jwk: private JWK (JSON).",
+)
 @click.option("--public-jwk", "public_out", help="Also write the public JWK to this file.")
 @click.option("--password-env", metavar="VAR", help="Encrypt the PEM with the password in this environment variable.")
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 @reports_errors
-def generate(alg: str, kid: str | None, out: str, fmt: str, public_out: str | None, password_env: str | None,
-             force: bool) -> None:
+def generate(
+    alg: str, kid: str | None, out: str, fmt: str, public_out: str | None, password_env: str | None, force: bool
+) -> None:
     """Generate a signing key for `agentdex card sign`; the private file is written mode 0600."""
     from signing import generate_key, public_jwk, save_private_jwk, save_private_key_pem
 
@@ -70,7 +85,7 @@ def jwks(key_files: tuple[str, ...], password_env: str | None) -> None:
     from signing import load_verification_keys, public_jwks
 
     password = password_from(password_env)
-    collected = []
+    collected: list[VerificationKey] = []
     for path in key_files:
         with signing_errors():
             key_set = load_verification_keys(read_bytes(path, "key"), password)

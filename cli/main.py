@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-import cli.card_signing  # noqa: F401  (attaches `canonicalize`, `sign`, `verify` to the `card` group)
-import cli.card_validate  # noqa: F401  (attaches `validate` to the `card` group)
-import cli.keys_cmds  # noqa: F401  (attaches `generate`, `jwks` to the `keys` group)
-import cli.registry_keys  # noqa: F401  (attaches `rotate`, `list` to the `keys` group)
-from cli import catalog, health, relay, worker
+# card_signing, card_validate, keys_cmds and registry_keys are imported for what they attach:
+# `canonicalize`, `sign`, `verify` and `validate` to the `card` group; `generate`, `jwks`,
+# `rotate` and `list` to the `keys` group. (A plain `import cli.x` would bind the name `cli`,
+# which the root command below takes.)
+from cli import card_signing, card_validate, catalog, health, keys_cmds, registry_keys, relay, worker  # noqa: F401
 from cli.card import card
 from cli.keys import keys
 from cli.server import db, serve
@@ -21,6 +21,21 @@ def cli() -> None:
     """Agentdex: the registry and discovery service for A2A agents."""
 
 
-for command in (serve, db, tokens, catalog.register, catalog.search, catalog.show, catalog.deprecate,
-                catalog.delete, catalog.import_, card, keys, worker.worker, health.health, health.check, relay.relay):
+for command in (
+    serve,
+    db,
+    tokens,
+    catalog.register,
+    catalog.search,
+    catalog.show,
+    catalog.deprecate,
+    catalog.delete,
+    catalog.import_,
+    card,
+    keys,
+    worker.worker,
+    health.health,
+    health.check,
+    relay.relay,
+):
     cli.add_command(command)

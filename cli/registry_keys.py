@@ -18,8 +18,12 @@ ALGORITHMS = ("EdDSA", "ES256", "ES384", "PS256", "RS256")
 
 
 @keys.command("rotate")
-@click.option("--alg", default=None, type=click.Choice(ALGORITHMS),
-              help="Algorithm of the key to rotate (default: AGENTDEX_ENDORSEMENT_ALG, EdDSA).")
+@click.option(
+    "--alg",
+    default=None,
+    type=click.Choice(ALGORITHMS),
+    help="Algorithm of the key to rotate (default: AGENTDEX_ENDORSEMENT_ALG, EdDSA).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the new key as JSON.")
 @reports_errors
 def rotate(alg: str | None, as_json: bool) -> None:
@@ -36,8 +40,10 @@ def rotate(alg: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(info.to_dict()))
     else:
-        click.echo(f"new active {info.alg} key {info.kid} ({info.storage}); the previous one is retired "
-                   f"and stays in /.well-known/jwks.json for {services.settings.trust.key_grace / 86_400:g} days")
+        click.echo(
+            f"new active {info.alg} key {info.kid} ({info.storage}); the previous one is retired "
+            f"and stays in /.well-known/jwks.json for {services.settings.trust.key_grace / 86_400:g} days"
+        )
 
 
 @keys.command("list")

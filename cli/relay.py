@@ -36,11 +36,18 @@ def _subscription_lines(sub: dict[str, Any]) -> None:
     click.echo(f"    {sub['relayUrl']}  ->  {sub['targetUrl']}")
 
 
+def _message_lines(page: dict[str, Any]) -> None:
+    for message in page["items"]:
+        click.echo(_message_line(message))
+
+
 def _message_line(message: dict[str, Any]) -> str:
     status = f"HTTP {message['lastStatus']}" if message.get("lastStatus") else (message.get("lastError") or "-")
     when = message.get("nextAttemptAt") if message["state"] == "pending" else message.get("finishedAt")
-    return (f"{message['id']}  {message['state']:<9} task {message.get('taskId') or '-'} #{message['sequence']}  "
-            f"{message['kind']:<14} attempts {message['attempts']}  {status}  {when or ''}")
+    return (
+        f"{message['id']}  {message['state']:<9} task {message.get('taskId') or '-'} #{message['sequence']}  "
+        f"{message['kind']:<14} attempts {message['attempts']}  {status}  {when or ''}"
+    )
 
 
 @relay.command("subscribe")
@@ -54,13 +61,29 @@ def _message_line(message: dict[str, Any]) -> str:
 @token_option
 @json_option
 @reports_errors
-def subscribe(agent_id: str, target_url: str, task_id: str | None, target_token: str | None,
-              target_authorization: str | None, jwt_mode: bool, registry: str, token: str | None, as_json: bool) -> None:
+def subscribe(
+    agent_id: str,
+    target_url: str,
+    task_id: str | None,
+    target_token: str | None,
+    target_authorization: str | None,
+    jwt_mode: bool,
+    registry: str,
+    token: str | None,
+    as_json: bool,
+) -> None:
     """Create a subscription; prints the relay URL and the relay token (shown once) to give the agent."""
-    body = {"agentId": agent_id, "targetUrl": target_url, "taskId": task_id, "targetToken": target_token,
-            "targetAuthorization": target_authorization, "authMode": "jwt" if jwt_mode else "token"}
-    sub = make_client(registry, token).call("POST", "/v1/relay/subscriptions",
-                                            json={k: v for k, v in body.items() if v is not None})
+    body = {
+        "agentId": agent_id,
+        "targetUrl": target_url,
+        "taskId": task_id,
+        "targetToken": target_token,
+        "targetAuthorization": target_authorization,
+        "authMode": "jwt" if jwt_mode else "token",
+    }
+    sub = make_client(registry, token).call(
+        "POST", "/v1/relay/subscriptions", json={k: v for k, v in body.items() if v is not None}
+    )
 
     def human(s: dict[str, Any]) -> None:
         _subscription_lines(s)
@@ -100,12 +123,21 @@ def list_(limit: int, cursor: str | None, registry: str, token: str | None, as_j
 @token_option
 @json_option
 @reports_errors
-def messages(subscription_id: str, state: str | None, limit: int, cursor: str | None, registry: str,
-             token: str | None, as_json: bool) -> None:
+def messages(
+    subscription_id: str,
+    state: str | None,
+    limit: int,
+    cursor: str | None,
+    registry: str,
+    token: str | None,
+    as_json: bool,
+) -> None:
     """A subscription's relayed messages, newest first, with their delivery state."""
     params = {"limit": limit, **({"state": state} if state else {}), **({"cursor": cursor} if cursor else {})}
-    page = make_client(registry, token).call("GET", f"/v1/relay/subscriptions/{subscription_id}/messages", params=params)
-    _emit(page, as_json, lambda p: [click.echo(_message_line(m)) for m in p["items"]])
+    page = make_client(registry, token).call(
+        "GET", f"/v1/relay/subscriptions/{subscription_id}/messages", params=params
+    )
+    _emit(page, as_json, _message_lines)
 
 
 @relay.command("replay")
@@ -116,8 +148,14 @@ def messages(subscription_id: str, state: str | None, limit: int, cursor: str | 
 @token_option
 @json_option
 @reports_errors
-def replay(message_id: str | None, subscription_id: str | None, since: str | None, registry: str,
-           token: str | None, as_json: bool) -> None:
+def replay(
+    message_id: str | None,
+    subscription_id: str | None,
+    since: str | None,
+    registry: str,
+    token: str | None,
+    as_json: bool,
+) -> None:
     """Deliver MESSAGE_ID again, or every dead letter of --subscription since --since.
 
     Raises CliError (exit 2) when neither or both forms are given.
@@ -142,7 +180,11 @@ def replay(message_id: str | None, subscription_id: str | None, since: str | Non
 def rotate(subscription_id: str, registry: str, token: str | None, as_json: bool) -> None:
     """A new relay token; the old one keeps working for the grace period (AGENTDEX_RELAY_TOKEN_GRACE)."""
     sub = make_client(registry, token).call("POST", f"/v1/relay/subscriptions/{subscription_id}/rotate")
-    _emit(sub, as_json, lambda s: click.echo(f"token: {s['relayToken']}\nold token valid until {s['previousTokenValidUntil']}"))
+    _emit(
+        sub,
+        as_json,
+        lambda s: click.echo(f"token: {s['relayToken']}\nold token valid until {s['previousTokenValidUntil']}"),
+    )
 
 
 @relay.command("delete")

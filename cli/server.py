@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cli.exits import CliError, ExitCode, reports_errors
 from cli.local import load_settings
+
+if TYPE_CHECKING:  # the registry is imported only by the commands that run it
+    from sqlalchemy import Engine
+
+    from registry.container import Services
+    from registry.jobs.worker import Worker
 
 
 @click.group()
@@ -29,8 +37,12 @@ def db_upgrade() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8420, show_default=True, type=int)
 @click.option("--threads", default=8, show_default=True, type=int, help="Request threads.")
-@click.option("--jobs/--no-jobs", default=True, show_default=True,
-              help="Run the scheduled jobs (health probes, re-crawls) in this process too.")
+@click.option(
+    "--jobs/--no-jobs",
+    default=True,
+    show_default=True,
+    help="Run the scheduled jobs (health probes, re-crawls) in this process too.",
+)
 @reports_errors
 def serve(host: str, port: int, threads: int, jobs: bool) -> None:
     """Run the registry (web and scheduled jobs in one process) on the configured database.
@@ -64,10 +76,10 @@ def serve(host: str, port: int, threads: int, jobs: bool) -> None:
             worker.stop(wait=False)
 
 
-def _start_jobs(services):  # type: ignore[no-untyped-def]
+def _start_jobs(services: Services) -> Worker:
     """The embedded default runs the same jobs as `agentdex worker`, beside the web threads; the
     worker's pool is bounded (AGENTDEX_WORKER_THREADS) so probing never starves the requests."""
-    from registry.jobs.schedule import scheduled_jobs
+    from registry.schedule import scheduled_jobs
     from registry.jobs.worker import Worker
 
     worker = Worker(scheduled_jobs(services), threads=services.settings.worker.threads)
@@ -75,7 +87,7 @@ def _start_jobs(services):  # type: ignore[no-untyped-def]
     return worker
 
 
-def _prepare_schema(engine, *, upgrade_existing: bool) -> None:  # type: ignore[no-untyped-def]
+def _prepare_schema(engine: Engine, *, upgrade_existing: bool) -> None:
     from registry.migrate import is_current, is_empty, upgrade
 
     if is_empty(engine) or upgrade_existing:

@@ -31,6 +31,15 @@ def create(name: str, scopes: tuple[str, ...], principal: str | None, as_json: b
     except RegistryError as error:
         raise CliError(str(error), ExitCode.USAGE) from None
     if as_json:
-        click.echo(json.dumps({"token": issued.token, "name": issued.name, "principal": issued.principal, "scopes": list(issued.scopes)}))
+        click.echo(
+            json.dumps(
+                {
+                    "token": issued.token,
+                    "name": issued.name,
+                    "principal": issued.principal,
+                    "scopes": list(issued.scopes),
+                }
+            )
+        )
     else:
         click.echo(f"Token for {issued.principal} ({' '.join(issued.scopes)}), shown once:\n{issued.token}")

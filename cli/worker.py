@@ -18,16 +18,27 @@ from cli.exits import reports_errors
 from cli.local import load_settings
 from cli.server import _prepare_schema
 
-JOB_CHOICES = ("health-probe", "recrawl", "prune-health-checks", "relay-delivery",
-               "prune-relay-messages", "catalog-statistics", "tag-counts")  # registry.jobs.schedule.JOB_NAMES
+JOB_CHOICES = (
+    "health-probe",
+    "recrawl",
+    "prune-health-checks",
+    "relay-delivery",
+    "prune-relay-messages",
+    "tag-counts",
+)  # registry.schedule.JOB_NAMES
 
 
 @click.command()
 @click.option("--once", is_flag=True, help="Run each job until nothing is due, print what was done, exit.")
 @click.option("--job", "names", multiple=True, type=click.Choice(JOB_CHOICES), help="Only these jobs; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="With --once: print the reports as JSON.")
-@click.option("--niceness", default=10, show_default=True, type=click.IntRange(0, 19),
-              help="Lower this process's CPU priority so web processes on the same host answer first (0 keeps it).")
+@click.option(
+    "--niceness",
+    default=10,
+    show_default=True,
+    type=click.IntRange(0, 19),
+    help="Lower this process's CPU priority so web processes on the same host answer first (0 keeps it).",
+)
 @reports_errors
 def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int) -> None:
     """Run the scheduled jobs: JSON-RPC health probes, card re-crawls, pruning of old checks."""
@@ -38,7 +49,7 @@ def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int) -> 
         os.nice(niceness)  # background work yields the CPU to interactive requests, never the reverse
     from registry import heap
     from registry.container import build_services
-    from registry.jobs.schedule import scheduled_jobs
+    from registry.schedule import scheduled_jobs
     from registry.jobs.worker import Worker
 
     settings = load_settings()

@@ -7,29 +7,33 @@ import dataclasses
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry.db import WalCheckpointer, make_engine, make_session_factory, sqlite_path
-from registry.outbound import OutboundPolicy, SafeHttpClient
-from registry.relay.agent_jwt import card_key_sources
-from registry.relay.wiring import RelayServices, build_relay
-from registry.catalog.fetcher import CardFetcher
-from registry.catalog.service import CatalogService
-from registry.health.crawler import CrawlPolicy, CrawlService
-from registry.catalog.search import DiscoveryService
-from registry.health.service import HealthService
-from registry.health.probe import HealthProbe
-from registry.health.state import HealthPolicy
-from registry.trust.jwks_fetcher import SafeJwksFetcher
-from registry.trust.key_sealing import KeySealer
 from registry.api.registry_card import RegistryCard
-from registry.trust.registry_keys import RegistryKeys
-from registry.auth.tokens import TokenService
-from registry.trust.service import TrustService
-from registry.trust.endorse import Endorser
-from registry.trust.keys import KeyPolicy, OwnerKeys
-from registry.trust.reads import TrustReads
+from registry.auth import TokenService
+from registry.catalog import (
+    CardFetcher,
+    CatalogSearch,
+    CatalogService,
+    CatalogStore,
+    PostgresCatalogStore,
+    SqliteCatalogStore,
+)
+from registry.db import WalCheckpointer, make_engine, make_session_factory, queue_claims, single_statements, sqlite_path
+from registry.health import CrawlPolicy, CrawlService, HealthPolicy, HealthProbe, HealthService
+from registry.outbound import OutboundPolicy, SafeHttpClient
+from registry.relay import RelayServices, build_relay, card_key_sources, relay_policy
 from registry.settings import Settings
+from registry.trust import (
+    Endorser,
+    KeyPolicy,
+    KeySealer,
+    OwnerKeys,
+    RegistryKeys,
+    SafeJwksFetcher,
+    TrustReads,
+    TrustService,
+)
 from registry.validation import CardLimits
-from signing import UnsafeHttpAnyHost
+from signing import JwksCache, UnsafeHttpAnyHost, parse_jwks
 
 
 @dataclasses.dataclass
@@ -41,7 +45,7 @@ class Services:
     limits: CardLimits
     tokens: TokenService
     catalog: CatalogService
-    discovery: DiscoveryService
+    search: CatalogSearch
     health: HealthService
     crawler: CrawlService
     registry_keys: RegistryKeys
@@ -53,11 +57,15 @@ class Services:
 
     def close(self) -> None:
         self.relay.close()
-        self.discovery.close()  # its pools of read and generic-plan connections
         self.http.close()  # its pooled sockets and deadline watchdog
         if self.checkpointer is not None:
             self.checkpointer.stop()
         self.engine.dispose()
+
+
+def catalog_store(engine: Engine) -> CatalogStore:
+    store = SqliteCatalogStore if engine.dialect.name == "sqlite" else PostgresCatalogStore
+    return store(engine, single_statements(engine))
 
 
 def outbound_policy(settings: Settings) -> OutboundPolicy:
@@ -101,7 +109,9 @@ def relay_services(settings: Settings, engine: Engine, sessions: sessionmaker[Se
     # verify with /.well-known/jwks.json; agents' JWTs verify with keys the trust policy binds to their card.
     unsafe = UnsafeHttpAnyHost() if settings.allow_http else None
     key_sources = card_key_sources(key_policy(settings, http, trust.owner_keys), jwks_fetcher(settings, http), unsafe=unsafe)
-    return build_relay(settings, engine, sessions, key_sources=key_sources, webhook_key=lambda: keys.active("EdDSA"))
+    # The relay's HTTP client and claim pool are closed with it, by Services.close.
+    return build_relay(settings, engine, sessions, http=SafeHttpClient(relay_policy(settings)),
+                       claims=queue_claims(engine), key_sources=key_sources, webhook_key=lambda: keys.active("EdDSA"))
 
 
 def jwks_fetcher(settings: Settings, http: SafeHttpClient) -> SafeJwksFetcher:
@@ -109,8 +119,6 @@ def jwks_fetcher(settings: Settings, http: SafeHttpClient) -> SafeJwksFetcher:
 
 
 def key_policy(settings: Settings, http: SafeHttpClient, owner_keys: OwnerKeys) -> KeyPolicy:
-    from signing import JwksCache, parse_jwks
-
     trust = settings.trust
     return KeyPolicy(
         owner_keys, JwksCache(jwks_fetcher(settings, http), ttl=trust.jwks_ttl, min_refresh=trust.jwks_min_refresh),
@@ -141,7 +149,8 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
     keys = RegistryKeys(sessions, KeySealer(settings.secret_key), grace=settings.trust.key_grace,
                         key_dir=settings.trust.key_dir)
     trust = trust_service(settings, engine, sessions, http, keys)
-    catalog = CatalogService(sessions, fetcher, limits, trust=trust)
+    store = catalog_store(engine)
+    catalog = CatalogService(store, fetcher, limits, trust)
     return Services(
         settings=settings,
         engine=engine,
@@ -150,7 +159,7 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
         limits=limits,
         tokens=TokenService(sessions),
         catalog=catalog,
-        discovery=DiscoveryService(sessions, hide_dead_after=settings.worker.hide_dead_after),
+        search=CatalogSearch(store, hide_dead_after=settings.worker.hide_dead_after),
         health=health_service(settings, engine, http),
         crawler=crawl_service(settings, engine, fetcher, catalog),
         registry_keys=keys,

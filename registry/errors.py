@@ -1,4 +1,8 @@
-"""The registry's exception root. Services raise these; `registry.api.errors` maps them to HTTP."""
+"""The registry's exception root and the generic errors every package may raise.
+
+Each package has its own root below `RegistryError` (`OutboundError`, `TrustError`, `RelayError`,
+`HealthError`, the catalog's) for what only it can fail at; `registry.api.errors` maps them all to
+HTTP."""
 
 from __future__ import annotations
 
@@ -50,63 +54,13 @@ class TooManyRequests(RegistryError):
     code = "rate_limited"
 
 
-class TaskMismatch(Conflict):
-    """A push notification names another task than the relay subscription's."""
-
-    code = "task_mismatch"
-
-
-class ReplayedNotification(Conflict):
-    """A push notification's JWT id (`jti`) was seen before."""
-
-    code = "replayed"
-
-
 class InvalidRequest(RegistryError):
     """The request is well-formed JSON but a field has the wrong type or value."""
 
     code = "invalid_request"
 
 
-class InvalidNotification(InvalidRequest):
-    """A push notification body is not an A2A StreamResponse or Task."""
-
-    code = "invalid_notification"
-
-
-class PushNotSupported(InvalidRequest):
-    """The agent's card does not say `capabilities.pushNotifications: true`."""
-
-    code = "push_not_supported"
-
-
 class InvalidCard(RegistryError):
     """The Agent Card failed validation; `details.issues` lists every problem."""
 
     code = "invalid_card"
-
-
-class OutboundRefused(RegistryError):
-    """The target URL is not one the registry may call (scheme or address policy)."""
-
-    code = "target_refused"
-
-
-class AgentUnreachable(RegistryError):
-    code = "agent_unreachable"
-
-
-class AgentTimeout(RegistryError):
-    code = "agent_timeout"
-
-
-class SignatureRequired(RegistryError):
-    """The operator requires a valid signature (AGENTDEX_REQUIRE_SIGNATURES) and the card has none."""
-
-    code = "signature_required"
-
-
-class RegistryKeyUnavailable(RegistryError):
-    """The registry's own signing key cannot be loaded (key file missing, secret key changed)."""
-
-    code = "registry_key_unavailable"

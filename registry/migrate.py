@@ -13,6 +13,13 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect
 
 import migrations
+from registry.errors import RegistryError
+
+
+class UnknownSchemaRevision(RegistryError):
+    """The database is at a revision this release does not know, so it cannot be upgraded."""
+
+    code = "unknown_schema_revision"
 
 
 def alembic_config(engine: Engine) -> Config:
@@ -24,7 +31,17 @@ def alembic_config(engine: Engine) -> Config:
 
 def upgrade(engine: Engine, revision: str = "heads") -> None:
     """Bring the database to `revision` (default: every head; features add independent branches),
-    all or nothing."""
+    all or nothing.
+
+    Raises UnknownSchemaRevision for a database made by a development build before 0.1.0 (whose
+    fifteen revisions became the one baseline) or by a newer release.
+    """
+    unknown = current_revisions(engine) - known_revisions(engine)
+    if unknown:
+        raise UnknownSchemaRevision(
+            f"the database is at revision {', '.join(sorted(unknown))}, which this release does not know: "
+            "databases created by development builds before 0.1.0 are not upgraded, recreate it"
+        )
     with _one_transaction(engine) as config:
         command.upgrade(config, revision)
 
@@ -55,6 +72,10 @@ def current_revisions(engine: Engine) -> frozenset[str]:
 
 def head_revisions(engine: Engine) -> frozenset[str]:
     return frozenset(ScriptDirectory.from_config(alembic_config(engine)).get_heads())
+
+
+def known_revisions(engine: Engine) -> frozenset[str]:
+    return frozenset(script.revision for script in ScriptDirectory.from_config(alembic_config(engine)).walk_revisions())
 
 
 def is_current(engine: Engine) -> bool:

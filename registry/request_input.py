@@ -9,8 +9,8 @@ from typing import Any
 from flask import g, request
 
 from registry import jsontext
-from registry.errors import BadRequest, InvalidRequest, Unauthorized
 from registry.auth.tokens import Actor
+from registry.errors import BadRequest, InvalidRequest, Unauthorized
 
 
 def _refuse_constant(name: str) -> Any:

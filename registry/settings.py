@@ -285,9 +285,7 @@ def _secret_key(raw: str, database_url: str) -> tuple[str, bool]:
         return raw.strip(), False
     path = _secret_path(database_url)
     if path is None:
-        raise SettingsError(
-            "AGENTDEX_SECRET_KEY is required when the database is not a local SQLite file"
-        )
+        raise SettingsError("AGENTDEX_SECRET_KEY is required when the database is not a local SQLite file")
     if path.exists():
         return path.read_text(encoding="utf-8").strip(), True
     secret = secrets.token_urlsafe(48)

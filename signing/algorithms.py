@@ -79,8 +79,7 @@ ALGORITHM_SPECS: dict[Algorithm, AlgorithmSpec] = {
 }
 
 ALGORITHMS_BY_KEY_TYPE: dict[KeyType, frozenset[Algorithm]] = {
-    key_type: frozenset(a for a, spec in ALGORITHM_SPECS.items() if spec.key_type is key_type)
-    for key_type in KeyType
+    key_type: frozenset(a for a, spec in ALGORITHM_SPECS.items() if spec.key_type is key_type) for key_type in KeyType
 }
 
 # Issue 3: the algorithms Agentdex signs and, by default, accepts on Agent Cards.
@@ -99,7 +98,11 @@ DEFAULT_ALGORITHM: dict[KeyType, Algorithm] = {
 }
 
 _CURVES = {"secp256r1": KeyType.P256, "secp384r1": KeyType.P384, "secp521r1": KeyType.P521}
-_CURVE_CLASSES = {KeyType.P256: ec.SECP256R1, KeyType.P384: ec.SECP384R1, KeyType.P521: ec.SECP521R1}
+_CURVE_CLASSES: dict[KeyType, Callable[[], ec.EllipticCurve]] = {
+    KeyType.P256: ec.SECP256R1,
+    KeyType.P384: ec.SECP384R1,
+    KeyType.P521: ec.SECP521R1,
+}
 
 Verifier = Callable[[bytes, bytes], bool]
 Signer = Callable[[bytes], bytes]
@@ -118,7 +121,9 @@ def parse_algorithm(name: object) -> Algorithm:
         if name == "none":
             raise UnsupportedAlgorithmError("alg 'none' (unsecured JWS) is never accepted for Agent Cards")
         if name.startswith("HS"):
-            raise UnsupportedAlgorithmError(f"alg {name!r} is HMAC (a shared secret); Agent Cards need public-key signatures")
+            raise UnsupportedAlgorithmError(
+                f"alg {name!r} is HMAC (a shared secret); Agent Cards need public-key signatures"
+            )
     raise UnsupportedAlgorithmError(
         f"alg {name!r} is not supported; use one of {', '.join(sorted(a.value for a in ALGORITHM_SPECS))}"
     )
@@ -180,10 +185,10 @@ def _checked(verify: Callable[[bytes, bytes], None], size: int | None) -> Verifi
 def make_signer(spec: AlgorithmSpec, private_key: Any) -> Signer:
     """A function `signing_input -> signature bytes` (JWS encoding) for `spec` and a private key."""
     if spec.key_type is KeyType.ED25519:
-        return private_key.sign  # type: ignore[no-any-return]
+        return private_key.sign
     if spec.key_type is KeyType.RSA:
         pad, digest = _rsa_padding(spec), spec.digest()  # type: ignore[misc]
-        return lambda data: private_key.sign(data, pad, digest)  # type: ignore[no-any-return]
+        return lambda data: private_key.sign(data, pad, digest)
     half = spec.signature_size // 2  # type: ignore[operator]
     algorithm = ec.ECDSA(spec.digest())  # type: ignore[misc]
 

@@ -126,11 +126,15 @@ class _Reducer:
         try:
             data = _rfc8785(tree) if self.astral_keys else _fast_jcs(tree).encode("utf-8")
         except UnicodeEncodeError as error:
-            raise CanonicalizationError("the card contains text that is not valid Unicode (a lone surrogate)") from error
+            raise CanonicalizationError(
+                "the card contains text that is not valid Unicode (a lone surrogate)"
+            ) from error
         if not self.floats:
             return data
         numbers = [_rfc8785(number) for number in self.floats]
-        return _FLOAT_TOKEN.sub(lambda match: numbers[int(match[1])].decode("ascii"), data.decode("utf-8")).encode("utf-8")
+        return _FLOAT_TOKEN.sub(lambda match: numbers[int(match[1])].decode("ascii"), data.decode("utf-8")).encode(
+            "utf-8"
+        )
 
     def pointers(self) -> tuple[str, ...]:
         """JSON pointers of the non-empty members the walk left out."""

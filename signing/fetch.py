@@ -58,7 +58,9 @@ class RequestsJwksFetcher:
         """The body of `url`. Raises JwksFetchError (network error, non-200, oversized body)."""
         headers = {"Accept": "application/jwk-set+json, application/json", "User-Agent": self.user_agent}
         try:
-            with requests.get(url, headers=headers, timeout=self.timeout, allow_redirects=False, stream=True) as response:
+            with requests.get(
+                url, headers=headers, timeout=self.timeout, allow_redirects=False, stream=True
+            ) as response:
                 if response.status_code != 200:
                     raise JwksFetchError(f"JWKS {url} answered HTTP {response.status_code}")
                 body = response.raw.read(self.max_bytes + 1, decode_content=True)

@@ -120,7 +120,9 @@ def generate_key(alg: Algorithm | str = Algorithm.EDDSA, *, kid: str | None = No
     algorithm = parse_algorithm(str(alg))
     key_type = ALGORITHM_SPECS[algorithm].key_type
     if algorithm not in CARD_ALGORITHMS:
-        raise UnsupportedAlgorithmError(f"cannot generate {algorithm.value} keys; use EdDSA, ES256, ES384, PS256 or RS256")
+        raise UnsupportedAlgorithmError(
+            f"cannot generate {algorithm.value} keys; use EdDSA, ES256, ES384, PS256 or RS256"
+        )
     return signing_key(generate_private_key(key_type), kid=kid, alg=algorithm.value)
 
 

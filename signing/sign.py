@@ -65,5 +65,7 @@ def _unprotected_header(unprotected: Mapping[str, Any] | None, protected: Mappin
         return {}
     clash = sorted(set(unprotected) & (set(protected) | {"alg", "crit", "b64"}))
     if clash:
-        raise HeaderError(f"unprotected header may not carry {clash}: they are (or must be) protected (RFC 7515 §7.2.1)")
+        raise HeaderError(
+            f"unprotected header may not carry {clash}: they are (or must be) protected (RFC 7515 §7.2.1)"
+        )
     return dict(unprotected)

@@ -95,7 +95,9 @@ class SignatureResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (enums as their values)."""
         data = asdict(self)
-        data.update(outcome=self.outcome.value, form=self.form.value if self.form else None, uncovered=list(self.uncovered))
+        data.update(
+            outcome=self.outcome.value, form=self.form.value if self.form else None, uncovered=list(self.uncovered)
+        )
         return data
 
 
@@ -116,7 +118,10 @@ DEFAULT_POLICY = VerificationPolicy()
 
 
 def verify_card(
-    card: Mapping[str, Any], resolver: KeyResolver, policy: VerificationPolicy = DEFAULT_POLICY, *,
+    card: Mapping[str, Any],
+    resolver: KeyResolver,
+    policy: VerificationPolicy = DEFAULT_POLICY,
+    *,
     payloads: CardPayloads | None = None,
 ) -> VerificationResult:
     """Verify every signature of `card` with keys from `resolver`, then apply `policy`.
@@ -243,7 +248,15 @@ class _Attempt:
         h = self.header
         detail = f"verified with {source} in the {payload.form.value} form"
         return SignatureResult(
-            self.index, Outcome.VALID, h.kid, h.alg.value, source, key.thumbprint, payload.form, payload.uncovered, detail
+            self.index,
+            Outcome.VALID,
+            h.kid,
+            h.alg.value,
+            source,
+            key.thumbprint,
+            payload.form,
+            payload.uncovered,
+            detail,
         )
 
     def _failure(self) -> SignatureResult:
@@ -273,7 +286,9 @@ def _judge(results: tuple[SignatureResult, ...], policy: VerificationPolicy) -> 
     if missing:
         return VerificationResult(False, f"no valid signature with required kid {', '.join(missing)}", results)
     if policy.mode is PolicyMode.ALL and len(valid) != len(results):
-        return VerificationResult(False, f"{len(results) - len(valid)} of {len(results)} signatures are not valid", results)
+        return VerificationResult(
+            False, f"{len(results) - len(valid)} of {len(results)} signatures are not valid", results
+        )
     if not valid:
         return VerificationResult(False, "no signature is valid", results)
     return VerificationResult(True, f"{len(valid)} of {len(results)} signatures valid", results)

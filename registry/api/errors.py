@@ -10,11 +10,14 @@ from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
 from registry import errors, jsontext
-from registry.outbound import OutboundError, OutboundRefused
 from registry.catalog import fetcher as card_fetcher
+from registry.outbound import OutboundError, OutboundRefused
+from registry.trust import RegistryKeyUnavailable, SignatureRequired
 
 log = logging.getLogger(__name__)
 
+# By class, the most specific first found along an error's MRO. The relay's and health's errors
+# also subclass the generic error whose status they share (e.g. `TaskMismatch` is a `Conflict`).
 STATUS_BY_ERROR: dict[type[errors.RegistryError], int] = {
     errors.BadRequest: 400,
     errors.Unauthorized: 401,
@@ -26,12 +29,17 @@ STATUS_BY_ERROR: dict[type[errors.RegistryError], int] = {
     errors.TooManyRequests: 429,
     errors.InvalidRequest: 422,
     errors.InvalidCard: 422,
-    errors.SignatureRequired: 422,
-    errors.RegistryKeyUnavailable: 503,
-    errors.OutboundRefused: 422,
-    errors.AgentUnreachable: 502,
-    errors.AgentTimeout: 504,
+    SignatureRequired: 422,
+    RegistryKeyUnavailable: 503,
+    OutboundRefused: 422,
+    OutboundError: 502,
 }
+# The catalog's card-fetch failures (not `RegistryError`s): (status, code), the most specific first.
+FETCH_FAILURES: tuple[tuple[type[Exception], int, str], ...] = (
+    (card_fetcher.AgentTimeout, 504, "agent_timeout"),
+    (card_fetcher.CardTooLarge, 413, "payload_too_large"),
+    (card_fetcher.CardFetchError, 502, "agent_unreachable"),
+)
 
 
 def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> Response:
@@ -46,18 +54,11 @@ def error_response(status: int, code: str, message: str, details: dict[str, Any]
     return response
 
 
-def translate_fetch_error(error: Exception) -> errors.RegistryError:
-    """Card-fetch and outbound errors, as the registry error a caller should see."""
-    message = str(error)
-    if isinstance(error, OutboundRefused):
-        return errors.OutboundRefused(message)
-    if isinstance(error, card_fetcher.AgentTimeout):
-        return errors.AgentTimeout(message)
-    if isinstance(error, card_fetcher.CardTooLarge):
-        return errors.PayloadTooLarge(message)
-    if isinstance(error, (card_fetcher.CardNotFound, card_fetcher.CardNotJson)):
-        return errors.AgentUnreachable(message, {"reason": type(error).__name__})
-    return errors.AgentUnreachable(message)
+def fetch_failure_response(error: Exception) -> Response:
+    """A card-fetch failure as the API answers it; not-found and not-JSON say which in `details.reason`."""
+    status, code = next((status, code) for cls, status, code in FETCH_FAILURES if isinstance(error, cls))
+    details = {"reason": type(error).__name__} if isinstance(error, (card_fetcher.CardNotFound, card_fetcher.CardNotJson)) else {}
+    return error_response(status, code, str(error), details)
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -68,10 +69,10 @@ def register_error_handlers(app: Flask) -> None:
 
 def exception_response(error: Exception, body_limit: int) -> Response:
     """Any exception as the API answers it; `body_limit` is the request-body limit a 413 names."""
+    if isinstance(error, card_fetcher.CardFetchError):
+        return fetch_failure_response(error)
     if isinstance(error, errors.RegistryError):
         return error_response(_status(error), error.code, error.message, error.details)
-    if isinstance(error, (card_fetcher.CardFetchError, OutboundError)):
-        return exception_response(translate_fetch_error(error), body_limit)
     if isinstance(error, HTTPException):
         code = (error.name or "error").lower().replace(" ", "_")
         message = error.description or error.name

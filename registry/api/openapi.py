@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry.relay import openapi as relay_openapi
+from registry import relay
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -80,7 +80,7 @@ def openapi_document() -> dict[str, Any]:
                     "jwksUrl": {"type": ["string", "null"], "format": "uri"},
                 }},
                 "AgentCard": {"type": "object"},
-                **relay_openapi.SCHEMAS,
+                **relay.OPENAPI_SCHEMAS,
             },
         },
         "paths": {
@@ -130,6 +130,6 @@ def openapi_document() -> dict[str, Any]:
             "/.well-known/agent-card.json": {"get": _op("Agentdex as an A2A agent: its own card, signed", errors=())},
             "/v1/tags": {"get": _op("Tags with counts", params=[_q("prefix", {"type": "string"}, "tag prefix")])},
             "/v1/validate": {"post": _op("Validate a card without storing it", body="AgentCard", errors=("400", "413"))},
-            **relay_openapi.paths(_op, _q),
+            **relay.openapi_paths(_op, _q),
         },
     }

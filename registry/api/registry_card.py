@@ -14,7 +14,7 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-from registry.trust.registry_keys import RegistryKeys
+from registry.trust import RegistryKeys
 from signing import sign_card
 
 _SKILLS = (

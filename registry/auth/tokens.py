@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry.errors import InvalidRequest, Unauthorized
-from registry.schema import ApiToken, Principal
+from registry.auth.models import ApiToken, Principal
 from registry.db.types import utcnow
+from registry.errors import InvalidRequest, Unauthorized
 
 TOKEN_PREFIX = "adx_"
 KNOWN_SCOPES = frozenset({"agents:write", "relay", "admin"})

@@ -1,0 +1,20 @@
+"""The catalog: agents, their card history, search. Other packages use only what this face
+exports (and the tables in `registry.catalog.models`, which every domain may read)."""
+
+# Models first: domains this package imports (trust) import the tables back from this face.
+from registry.catalog.card_urls import canonical_card_url
+from registry.catalog.fetcher import CardFetcher, CardFetchError, FetchedCard, NotModified
+from registry.catalog.models import Agent, AgentCard, AgentTerm
+from registry.catalog.presenters import api_time, health_json
+from registry.catalog.records import CardRecord, normalize_tag
+from registry.catalog.search import AgentQuery, CatalogSearch
+from registry.catalog.service import CatalogService
+from registry.catalog.store import CatalogStore
+from registry.catalog.store_postgres import PostgresCatalogStore
+from registry.catalog.store_sqlite import SqliteCatalogStore
+
+__all__ = [
+    "Agent", "AgentCard", "AgentQuery", "AgentTerm", "CardFetchError", "CardFetcher", "CardRecord", "CatalogSearch",
+    "CatalogService", "CatalogStore", "FetchedCard", "NotModified", "PostgresCatalogStore", "SqliteCatalogStore",
+    "api_time", "canonical_card_url", "health_json", "normalize_tag",
+]

@@ -8,7 +8,9 @@ from flask import Blueprint, Response, current_app, jsonify, request
 
 from registry import heap
 from registry.auth.api import requires
-from registry.catalog.presenters import agent_json_text, page_json_text
+from registry.catalog.presenters import agent_json, page_json
+from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, SIGNATURE_FILTERS, STATUS_FILTERS, AgentQuery
+from registry.errors import BadRequest, InvalidRequest
 from registry.request_input import (
     current_actor,
     json_body,
@@ -20,8 +22,6 @@ from registry.request_input import (
     string_field,
 )
 from registry.trust.api import endorsed_card_response
-from registry.errors import BadRequest, InvalidRequest
-from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, SIGNATURE_FILTERS, STATUS_FILTERS, AgentQuery
 
 bp = Blueprint("agents", __name__, url_prefix="/v1/agents")
 
@@ -36,7 +36,7 @@ def _services() -> Any:
 
 
 def _agent_response(agent_id: str) -> Response:
-    return Response(agent_json_text(_services().discovery.get(agent_id)), mimetype="application/json")
+    return jsonify(agent_json(_services().search.get(agent_id)))
 
 
 @bp.post("")
@@ -54,7 +54,8 @@ def register() -> Response:
     else:
         url = string_field(body, "url", required=True)
         snapshot = _services().catalog.register_from_url(actor, url or "", jwks_url=jwks_url)
-    response = Response(agent_json_text(snapshot.agent), 201, mimetype="application/json")
+    response = jsonify(agent_json(snapshot.agent))
+    response.status_code = 201
     response.headers["Location"] = f"{request.script_root}{bp.url_prefix}/{snapshot.agent.id}"
     return response
 
@@ -110,8 +111,8 @@ def search() -> Response:
         limit=query_int("limit", 50, 1, _services().settings.page_limit_max),
         cursor=request.args.get("cursor"),
     )
-    page = _services().discovery.search(query)
-    return Response(page_json_text(page.agents, page.next_cursor), mimetype="application/json")
+    page = _services().search.search(query)
+    return jsonify(page_json(page.agents, page.next_cursor))
 
 
 @bp.get("/<agent_id>")
@@ -126,7 +127,7 @@ def get_card(agent_id: str) -> Response:
     version = query_int("version", 0, 1, 1_000_000_000) or None
     if query_choice("endorsed", ("true", "false"), "false") == "true":
         return endorsed_card_response(_services().trust_reads.endorsed_card(agent_id, version, request.host_url))
-    card = _services().discovery.card(agent_id, version)
+    card = _services().search.card(agent_id, version)
     response = Response(card.raw, mimetype="application/json")
     response.headers["ETag"] = f'"{card.sha256}"'
     return response
@@ -135,7 +136,7 @@ def get_card(agent_id: str) -> Response:
 @bp.get("/<agent_id>/versions")
 def versions(agent_id: str) -> Response:
     refuse_unknown(request.args.keys(), set(), "query parameters")
-    return jsonify({"items": _services().discovery.versions(agent_id)})
+    return jsonify({"items": _services().search.versions(agent_id)})
 
 
 @bp.put("/<agent_id>/card")

@@ -18,7 +18,7 @@ bp = Blueprint("catalog", __name__)
 def tags() -> Response:
     refuse_unknown(request.args.keys(), {"limit", "prefix"}, "query parameters")
     limit = query_int("limit", 200, 1, 1000)
-    rows = current_app.extensions["agentdex"].discovery.tags(limit, request.args.get("prefix"))
+    rows = current_app.extensions["agentdex"].search.tags(limit, request.args.get("prefix"))
     return jsonify({"items": [{"tag": tag, "count": count} for tag, count in rows]})
 
 

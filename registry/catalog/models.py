@@ -17,6 +17,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -24,13 +25,57 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
 from registry.db import Base
-from registry.health.models import AgentScheduleColumns
-from registry.trust.models import AgentTrustColumns
 from registry.db.types import UtcDateTime
+
+# New agents are due for a probe and a crawl at once: the epoch sorts before any clock, on every
+# backend, and keeps the "due" predicate a plain index range (`next_probe_at <= now`).
+EPOCH_DEFAULT = text("'1970-01-01 00:00:00'")
+
+
+class AgentScheduleColumns:
+    """Columns of `agents` that the worker jobs own (mixed into `Agent`)."""
+
+    # -- health probe ---------------------------------------------------------------------
+    next_probe_at: Mapped[dt.datetime] = mapped_column(UtcDateTime(), server_default=EPOCH_DEFAULT, index=True)
+    probe_lease_owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    probe_lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    health_state: Mapped[str] = mapped_column(String(10), server_default=text("'unknown'"), index=True)
+    health_since: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    health_checked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    health_latency_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    health_reason: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    health_successes: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    health_failures: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    health_uptime24h: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Hourly [hour, alive rounds, rounds] buckets of the last 24 hours: uptime without a scan.
+    health_window: Mapped[list[list[int]] | None] = mapped_column(JSON, nullable=True)
+
+    # -- re-crawl -------------------------------------------------------------------------
+    next_crawl_at: Mapped[dt.datetime] = mapped_column(UtcDateTime(), server_default=EPOCH_DEFAULT, index=True)
+    crawl_lease_owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    crawl_lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    crawled_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    crawl_failures: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    crawl_error: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    crawl_etag: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    crawl_last_modified: Mapped[str | None] = mapped_column(String(100), nullable=True)
+
+
+class AgentTrustColumns:
+    """Columns of `agents` that follow the current card's signature checks (mixed into `Agent`)."""
+
+    # Rows that existed before verification was introduced were never checked: "unverifiable"
+    # (no key was resolved) is the truthful state until they are checked.
+    signature_state: Mapped[str] = mapped_column(String(12), server_default=text("'unverifiable'"))
+    signature_kids: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    signature_checked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # Owner-declared JWKS of this agent (key source 1 of the resolution policy).
+    jwks_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
 
 
 class Agent(AgentScheduleColumns, AgentTrustColumns, Base):

@@ -1,43 +1,59 @@
 """How agents look in the API. One shape for the list and for a single agent: the fields that
-change without a new card (`registry.catalog.agent_view.LIVE`), then the profile rendered from
-the card when it was stored. Rows read from the catalog carry the first part as JSON text made by
-the database (`live`); an agent just written is rendered here from its columns."""
+change without a new card (`LIVE`), then the profile rendered from the card when it was stored."""
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+from typing import Any, Union
 
 from registry import jsontext
-from registry.catalog.agent_view import HEALTH, LIVE, api_time, render
+
+# JSON key → attribute of the agent's row, or a nested object of its own.
+Shape = tuple[tuple[str, Union[str, "Shape"]], ...]
+
+HEALTH: Shape = (
+    ("state", "health_state"), ("checkedAt", "health_checked_at"), ("latencyMs", "health_latency_ms"),
+    ("reason", "health_reason"), ("uptime24h", "health_uptime24h"),
+)
+SIGNATURE: Shape = (("state", "signature_state"), ("kids", "signature_kids"), ("checkedAt", "signature_checked_at"))
+LIVE: Shape = (
+    ("id", "id"), ("cardUrl", "card_url"), ("status", "status"), ("statusMessage", "status_message"),
+    ("source", "source"), ("cardVersion", "card_version"), ("createdAt", "created_at"), ("updatedAt", "updated_at"),
+    ("health", HEALTH), ("signature", SIGNATURE), ("jwksUrl", "jwks_url"),
+)
+LIST_ATTRIBUTES = frozenset({"signature_kids"})  # shown as [] when there is none
+
+
+def api_time(value: dt.datetime | None) -> str | None:
+    """RFC 3339 in UTC with microseconds ("2026-11-22T10:11:22.638493Z")."""
+    return value.astimezone(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z") if value else None
+
+
+def render(shape: Shape, row: Any) -> dict[str, Any]:
+    """`shape` filled from the attributes of `row`."""
+    out: dict[str, Any] = {}
+    for key, spec in shape:
+        if isinstance(spec, tuple):
+            out[key] = render(spec, row)
+            continue
+        value = getattr(row, spec)
+        if isinstance(value, dt.datetime):
+            value = api_time(value)
+        elif spec in LIST_ATTRIBUTES:
+            value = list(value or [])
+        out[key] = value
+    return out
 
 
 def health_json(agent: Any) -> dict[str, Any]:
-    """The agent's rolled-up health (issue 5): state, when checked, latency, reason, uptime."""
+    """The agent's rolled-up health: state, when checked, latency, reason, uptime."""
     return render(HEALTH, agent)
 
 
-def health_check_json(check: Any) -> dict[str, Any]:
-    """One probe of one interface."""
-    return {
-        "checkedAt": api_time(check.checked_at),
-        "interfaceUrl": check.interface_url,
-        "protocolVersion": check.protocol_version,
-        "method": check.method,
-        "outcome": check.outcome,
-        "reason": check.reason,
-        "latencyMs": check.latency_ms,
-        "httpStatus": check.http_status,
-        "rpcCode": check.rpc_code,
-        "detail": check.detail,
-    }
+def agent_json(agent: Any) -> dict[str, Any]:
+    """The agent as the API shows it."""
+    return {**render(LIVE, agent), **jsontext.loads(agent.profile)}
 
 
-def agent_json_text(agent: Any) -> str:
-    """The agent as the API shows it, as JSON text, without decoding the stored profile."""
-    live = getattr(agent, "live", None) or jsontext.dumps_text(render(LIVE, agent))
-    return live[:-1] + "," + agent.profile[1:]
-
-
-def page_json_text(agents: list[Any], next_cursor: str | None) -> str:
-    items = ",".join(agent_json_text(agent) for agent in agents)
-    return f'{{"items":[{items}],"nextCursor":{jsontext.dumps_text(next_cursor)}}}'
+def page_json(agents: list[Any], next_cursor: str | None) -> dict[str, Any]:
+    return {"items": [agent_json(agent) for agent in agents], "nextCursor": next_cursor}

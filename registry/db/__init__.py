@@ -62,8 +62,7 @@ def make_engine(database_url: str, *, background_checkpoints: bool = False,
     commits leave checkpointing to it. `ping_after_idle`: PostgreSQL connections idle in the pool
     longer than this many seconds are checked before use (`registry.db.pool_ping`).
     """
-    # JSON columns (interfaces, modes, issues, signature details…) through orjson: the standard
-    # library encoder was ten calls and a sixth of a millisecond per registration.
+    # JSON columns (interfaces, modes, issues, signature details…) through orjson.
     options: dict[str, Any] = {"future": True, "json_serializer": jsontext.dumps_text, "json_deserializer": jsontext.loads}
     if database_url.startswith("sqlite"):
         if ":memory:" in database_url or database_url in ("sqlite://", "sqlite:///"):
@@ -78,6 +77,10 @@ def make_engine(database_url: str, *, background_checkpoints: bool = False,
     if database_url.startswith("postgresql://"):
         database_url = "postgresql+psycopg://" + database_url[len("postgresql://") :]
     options.update(POOL_OPTIONS)
+    # psycopg prepares a statement that has run five times, and PostgreSQL then settles on one
+    # generic plan for all values: a search must be planned for its values (a tag of 192 agents
+    # and one of 20,000 want opposite joins), so nothing is prepared.
+    options["connect_args"] = {"prepare_threshold": None}
     engine = create_engine(database_url, **options)
     PingWhenIdle(ping_after_idle).attach(engine)
     return engine
@@ -117,10 +120,12 @@ class WriterLock:
         self._thread_lock = threading.Lock()
         self._fd: int | None = None
         self._pid = os.getpid()
+        self._held = threading.local()
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
-        if self._path is None:
+        """Hold the lock; a thread that holds it already goes on (a batch writer's own writes)."""
+        if self._path is None or getattr(self._held, "flag", False):
             yield
             return
         if self._pid != os.getpid():  # forked (e.g. a preloading server): the file and the thread
@@ -128,9 +133,11 @@ class WriterLock:
         with self._thread_lock:
             fd = self._file()
             fcntl.flock(fd, fcntl.LOCK_EX)
+            self._held.flag = True
             try:
                 yield
             finally:
+                self._held.flag = False
                 fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _file(self) -> int:
@@ -210,36 +217,6 @@ def queue_claims(engine: Engine) -> Engine:
     return _autocommit_pool(engine, "-c enable_bitmapscan=off", pool_size=2, max_overflow=8)
 
 
-def generic_plans(engine: Engine) -> Engine | None:
-    """PostgreSQL: an engine of its own (autocommit) whose statements are prepared on first use and
-    always run their generic plan, never planned again for their values. SQLite: None.
-
-    For statements that read little whatever their values, where planning for the values would
-    cost more than it could save (`registry.catalog.search_plan`). Its pool is its own: the
-    caller disposes of it.
-    """
-    if engine.dialect.name != "postgresql":
-        return None
-    return _autocommit_pool(engine, "-c plan_cache_mode=force_generic_plan", prepare_threshold=0)
-
-
-def separate_reads(engine: Engine) -> Engine | None:
-    """PostgreSQL: an engine of its own (autocommit) for reads that return pages of agents, so
-    that their connections never carry the write path's statements. SQLite: None.
-
-    A connection that has carried registrations' batches can later receive a page of search results
-    (~160 KB) tens of milliseconds late: under the benchmark's text queries on PostgreSQL over
-    loopback TCP, with this machine's default congestion control (BBR), 10–35 of 1,000 pages took
-    37–90 ms instead of ~3 (the text query's p99 at 10,000 agents 54 ms), while PostgreSQL logged
-    none of those statements as slower than 25 ms. No page was late on connections that had only
-    carried reads, nor with the CUBIC congestion control, nor over a Unix socket. Its pool is its
-    own: the caller disposes of it.
-    """
-    if engine.dialect.name != "postgresql":
-        return None
-    return _autocommit_pool(engine, None)
-
-
 def _autocommit_pool(engine: Engine, options: str | None, *, pool_size: int = POOL_SIZE, max_overflow: int = POOL_OVERFLOW,
                      **connect: Any) -> Engine:
     """A PostgreSQL engine with a pool of its own (`POOL_OPTIONS`, sized as given), for the same
@@ -261,35 +238,6 @@ def single_statements(engine: Engine) -> Engine:
     GET of one agent went from three round trips to one). SQLite's driver opens no transaction for
     a read anyway (callers that write on SQLite open theirs). Shares the pool."""
     return engine if engine.dialect.name == "sqlite" else engine.execution_options(isolation_level="AUTOCOMMIT")
-
-
-class DriverInsert:
-    """An INSERT of plain values (ints and strings: nothing for SQLAlchemy to convert) handed
-    straight to the database driver. A registration writes ~20 term rows and a document per
-    agent; SQLAlchemy's per-row parameter processing cost more than the database's work.
-
-    On PostgreSQL the batch goes as one array per column into a single `INSERT … SELECT FROM
-    unnest(…)`: executing the statement once per row cost the server ~35 µs a row, more than
-    half of its time per registration.
-    """
-
-    def __init__(self, dialect: str, table: str, columns: dict[str, str]) -> None:
-        """`columns`: name → PostgreSQL type of the values."""
-        names = ", ".join(columns)
-        self.sqlite = dialect == "sqlite"
-        if self.sqlite:
-            self.sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['?'] * len(columns))})"
-        else:
-            arrays = ", ".join(f"%s::{pg_type}[]" for pg_type in columns.values())
-            self.sql = f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays})"
-
-    def run(self, conn: Connection, rows: list[tuple[Any, ...]]) -> None:
-        if not rows:
-            return
-        if self.sqlite:
-            conn.exec_driver_sql(self.sql, rows)
-        else:
-            conn.exec_driver_sql(self.sql, tuple(list(column) for column in zip(*rows)))
 
 
 class DriverStatement:

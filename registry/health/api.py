@@ -6,10 +6,9 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from registry.auth.api import requires
-from registry.catalog.presenters import health_check_json, health_json
+from registry.auth import requires
+from registry.catalog import api_time, health_json
 from registry.request_input import query_int, refuse_unknown
-from registry.catalog.agent_view import api_time
 
 bp = Blueprint("health", __name__, url_prefix="/v1/agents")
 
@@ -29,6 +28,22 @@ def crawl_json(agent: Any) -> dict[str, Any] | None:
         "nextCrawlAt": api_time(agent.next_crawl_at) if agent.crawled_at else None,
         "failures": agent.crawl_failures,
         "error": agent.crawl_error,
+    }
+
+
+def health_check_json(check: Any) -> dict[str, Any]:
+    """One probe of one interface."""
+    return {
+        "checkedAt": api_time(check.checked_at),
+        "interfaceUrl": check.interface_url,
+        "protocolVersion": check.protocol_version,
+        "method": check.method,
+        "outcome": check.outcome,
+        "reason": check.reason,
+        "latencyMs": check.latency_ms,
+        "httpStatus": check.http_status,
+        "rpcCode": check.rpc_code,
+        "detail": check.detail,
     }
 
 

@@ -21,17 +21,21 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, bindparam, select, update
 
-from registry.errors import RegistryError
-from registry.jobs.leases import LeaseColumns
-from registry.schema import Agent, AgentCard
+from registry.catalog import (
+    Agent,
+    AgentCard,
+    CardFetcher,
+    CardFetchError,
+    CardRecord,
+    CatalogService,
+    FetchedCard,
+    NotModified,
+)
 from registry.db.types import utcnow
-from registry.outbound import OutboundError
-from registry.catalog.fetcher import CardFetcher, CardFetchError, FetchedCard, NotModified
-from registry.catalog.service import CatalogService
-from registry.catalog.index import CardRecord
+from registry.errors import RegistryError
 from registry.health.state import jittered
-from registry.trust.rows import refresh_current_trust
-from registry.trust.state import CardTrust
+from registry.jobs import LeaseColumns
+from registry.trust import CardTrust, refresh_current_trust
 
 CRAWL_LEASE = LeaseColumns(
     Agent.__table__, Agent.__table__.c.pk, Agent.__table__.c.next_crawl_at,
@@ -128,7 +132,7 @@ class CrawlService:
             if isinstance(answer, NotModified):  # the same card; its keys may have changed (e.g. its JWKS answers again)
                 return CrawlOutcome(item, not_modified=answer, reassessed=self._catalog.reassess_current(item.pk))
             return CrawlOutcome(item, record=self._catalog.crawled_record(answer, item.card_url), fetched=answer)
-        except (CardFetchError, OutboundError, RegistryError) as error:
+        except (CardFetchError, RegistryError) as error:  # outbound failures are RegistryErrors too
             return CrawlOutcome(item, error=f"{type(error).__name__}: {error}"[:500])
 
     def record(self, owner: str, outcomes: Sequence[CrawlOutcome]) -> int:

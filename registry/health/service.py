@@ -13,10 +13,11 @@ from typing import Any
 
 from sqlalchemy import Engine, Row, bindparam, delete, insert, select, update
 
-from registry.errors import Conflict, NotFound
-from registry.jobs.leases import LeaseColumns
-from registry.schema import Agent, HealthCheck
+from registry.catalog import Agent
 from registry.db.types import utcnow
+from registry.errors import NotFound
+from registry.health.errors import ProbeInProgress
+from registry.health.models import HealthCheck
 from registry.health.probe import HealthProbe, ProbeResult, ProbeTarget, probe_targets
 from registry.health.state import (
     Health,
@@ -28,6 +29,7 @@ from registry.health.state import (
     round_outcome,
     uptime,
 )
+from registry.jobs import LeaseColumns
 
 PROBE_LEASE = LeaseColumns(
     Agent.__table__, Agent.__table__.c.pk, Agent.__table__.c.next_probe_at,
@@ -127,7 +129,7 @@ class HealthService:
     # -- on demand and reads --------------------------------------------------------------
 
     def check_now(self, agent_id: str) -> ProbeRound:
-        """Probe the agent now. Raises NotFound, or Conflict while another probe of it runs."""
+        """Probe the agent now. Raises NotFound, or ProbeInProgress while another probe of it runs."""
         owner = f"on-demand:{uuid.uuid4()}"
         with self._engine.begin() as conn:
             pk = conn.scalar(select(Agent.pk).where(Agent.id == agent_id))
@@ -136,7 +138,7 @@ class HealthService:
             row = PROBE_LEASE.claim_key(conn, pk, owner=owner, now=self._clock(), seconds=self._lease_seconds,
                                         returning=_CLAIMED)
         if row is None:
-            raise Conflict(f"agent {agent_id!r} is being probed right now; ask again in a moment")
+            raise ProbeInProgress(f"agent {agent_id!r} is being probed right now; ask again in a moment")
         probe_round = self.perform(DueProbe.of(row))
         self.record(owner, [probe_round])
         return probe_round

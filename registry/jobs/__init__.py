@@ -10,7 +10,7 @@ Adding a job (e.g. push-relay delivery):
    transaction, only what `LeaseColumns.hold` says the owner still leases, sets the next due
    time and releases the lease. Inject the clock, the randomness and the HTTP client.
 3. Append `LeasedJob("name", every, service, batch=...)` to `scheduled_jobs` in
-   `registry/jobs/schedule.py` (or a `PeriodicJob` for a function of time such as pruning).
+   `registry/schedule.py` (or a `PeriodicJob` for a function of time such as pruning).
 4. Test it by calling `job.run(ctx)` twice with a fake clock: the second run must do nothing.
 
 The worker (`registry.jobs.worker.Worker`) gives every run the same lease owner id and one

@@ -1,21 +1,26 @@
 """Typed failures of outbound HTTP calls.
 
-Callers translate these at one edge (the API maps refusals to 400/422, timeouts to 504,
-everything else the remote side did wrong to 502); nothing should match on messages.
-"""
+`OutboundError` is a `RegistryError`: a refusal reaches a caller as `target_refused` (the URL it
+gave may not be called), anything else the remote side did as `agent_unreachable`
+(`registry.api.errors` gives the HTTP status); nothing should match on messages."""
 
 # The names (OutboundRefused, OutboundTimeout, …) are the agreed API, read as sentences.
 # ruff: noqa: N818
 
 from __future__ import annotations
 
+from typing import Any
 
-class OutboundError(Exception):
+from registry.errors import RegistryError
+
+
+class OutboundError(RegistryError):
     """Root of every failure of the safe outbound HTTP client."""
 
-    def __init__(self, message: str, *, url: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
+    code = "agent_unreachable"
+
+    def __init__(self, message: str, *, url: str | None = None, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, details)
         self.url = url
 
 
@@ -24,6 +29,8 @@ class OutboundRefused(OutboundError):
 
     Raised before any byte is sent to the refused destination.
     """
+
+    code = "target_refused"
 
 
 class OutboundInvalidUrl(OutboundRefused):

@@ -10,3 +10,18 @@ webhook with the client's credentials and Standard Webhooks headers signed by th
 in order per task, retrying with back-off, dead-lettering after the last attempt.
 `operations.RelayOperations` lists messages and replays them.
 """
+
+from registry.relay.agent_jwt import card_key_sources
+from registry.relay.api_ingress import RelayIngressEndpoint
+from registry.relay.errors import InvalidNotification, PushNotSupported, RelayError, ReplayedNotification, TaskMismatch
+from registry.relay.job import RELAY_DELIVERY
+from registry.relay.models import RelayAttempt, RelayMessage, RelaySubscription
+from registry.relay.openapi import SCHEMAS as OPENAPI_SCHEMAS
+from registry.relay.openapi import paths as openapi_paths
+from registry.relay.wiring import RelayServices, build_relay, relay_policy
+
+__all__ = [
+    "OPENAPI_SCHEMAS", "RELAY_DELIVERY", "InvalidNotification", "PushNotSupported", "RelayAttempt", "RelayError", "RelayIngressEndpoint",
+    "RelayMessage", "RelayServices", "RelaySubscription", "ReplayedNotification", "TaskMismatch", "build_relay",
+    "card_key_sources", "openapi_paths", "relay_policy",
+]

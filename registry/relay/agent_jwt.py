@@ -25,9 +25,9 @@ from typing import Any
 from joserfc import jwk, jws, jwt
 from joserfc.errors import JoseError
 
-from registry.errors import Unauthorized
 from registry.db.types import utcnow
-from registry.trust.keys import KeyPolicy, KeyScope
+from registry.errors import Unauthorized
+from registry.trust import KeyPolicy, KeyScope
 from signing import (
     CARD_ALGORITHMS,
     ChainResolver,

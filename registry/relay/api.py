@@ -7,13 +7,13 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 
-from registry.relay import api_ingress as relay_ingress
-from registry.auth.api import requires
-from registry.relay.api_json import message_detail_json, message_json, subscription_json
-from registry.request_input import current_actor, json_object, query_choice, query_int, refuse_unknown, string_field
+from registry.auth import requires
 from registry.errors import InvalidRequest
+from registry.relay import api_ingress as relay_ingress
+from registry.relay.api_json import message_detail_json, message_json, subscription_json
 from registry.relay.models import MESSAGE_STATES
 from registry.relay.subscriptions import SubscriptionRequest
+from registry.request_input import current_actor, json_object, query_choice, query_int, refuse_unknown, string_field
 
 bp = Blueprint("relay", __name__, url_prefix="/v1/relay")
 

@@ -1,25 +1,24 @@
 """`POST /relay/{subscription_id}`: where agents push their notifications, served as plain WSGI.
 
 This is the one endpoint called at the rate of agents' task updates, and it does little: read the
-body, hand it to `RelayIngress.accept`, answer 202. As a Flask view it cost the web process 1.3 ms
-of CPU per notification, a quarter of it Flask's request and application contexts, URL map,
-signals and response finalisation; served here, 0.9–1.1 ms (bench/relay.py on PostgreSQL). So it
-sits in front of the Flask app (`app.wsgi_app`) and passes every other request on. It speaks werkzeug's `Request`/`Response` and the API's error envelope
-(`registry.api.errors`), so its answers are the ones a Flask view would give.
+body, hand it to `RelayIngress.accept`, answer 202. Flask's request and application contexts, URL
+map, signals and response finalisation were a quarter of its CPU per notification, so it sits in
+front of the Flask app (`app.wsgi_app`) and passes every other request on. It speaks werkzeug's
+`Request`/`Response`, and answers errors with the API's own renderer (passed in by the app), so its
+answers are the ones a Flask view would give.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.wrappers import Request, Response
 
 from registry import errors, jsontext
-from registry.api.errors import exception_response
-from registry.container import Services
-from registry.relay.ingress import Notification
+from registry.relay.ingress import Notification, RelayIngress
+from registry.settings import Settings
 
 PREFIX = "/relay/"
 TOKEN_HEADERS = ("X-A2A-Notification-Token", "A2A-Notification-Token")
@@ -30,12 +29,30 @@ def relay_url(base: str, sub_id: str) -> str:
     return f"{base.rstrip('/')}/relay/{sub_id}"
 
 
+class _Relay(Protocol):
+    ingress: RelayIngress
+
+
+class WiredServices(Protocol):
+    """What the endpoint reads of the container's services, per request (tests swap them)."""
+
+    settings: Settings
+    relay: _Relay
+
+
+# An exception as the API answers it, given the request-body limit a 413 names.
+ErrorRenderer = Callable[[Exception, int], Response]
+
+
 class RelayIngressEndpoint:
     """WSGI middleware: `/relay/<id>` here, everything else to `next_app` (Flask)."""
 
-    def __init__(self, next_app: Any, services: Services) -> None:
+    def __init__(self, next_app: Any, services: WiredServices, answer_error: ErrorRenderer | None = None) -> None:
         self._next = next_app
         self._services = services  # read per request, as a Flask view reads `current_app.extensions`
+        if answer_error is None:  # TODO(lead): registry/app.py passes `registry.api.errors.exception_response`
+            from registry.api.errors import exception_response as answer_error
+        self._answer_error = answer_error
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         sub_id = _subscription_id(environ)
@@ -47,7 +64,7 @@ class RelayIngressEndpoint:
                 raise MethodNotAllowed(["POST"])
             response = self._ingest(Request(environ), sub_id, limit)
         except Exception as error:  # answered as the Flask app answers it
-            response = exception_response(error, limit)
+            response = self._answer_error(error, limit)
         return response(environ, start_response)
 
     def _ingest(self, request: Request, sub_id: str, limit: int) -> Response:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from registry.errors import InvalidNotification
+from registry.relay.errors import InvalidNotification
 
 MAX_TASK_ID = 200
 

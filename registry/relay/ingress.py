@@ -20,16 +20,18 @@ from sqlalchemy.exc import IntegrityError
 
 from registry import errors, jsontext
 from registry.db import DriverStatement, writer_lock
-from registry.schema import Agent, RelayMessage, RelaySubscription
+from registry.db.group_commit import GroupCommitter
 from registry.db.types import utcnow
 from registry.relay.agent_jwt import AgentBinding, AgentJwtVerifier
 from registry.relay.bodies import PushBody, classify
+from registry.relay.catalog_tables import AGENTS
+from registry.relay.errors import ReplayedNotification, TaskMismatch
+from registry.relay.models import RelayMessage, RelaySubscription
 from registry.relay.rate_limit import RateLimiter, retry_after_seconds
 from registry.relay.relay_tokens import TokenHashes
 from registry.relay.task_order import waiting_or_due
-from registry.db.group_commit import GroupCommitter
 
-PG_CHANNEL = "agentdex_relay"  # notified by the trigger `relay_messages_notify` (migration 0006)
+PG_CHANNEL = "agentdex_relay"  # notified by the trigger `relay_messages_notify` (the baseline migration)
 MAX_CACHED = 10_000
 S, M = RelaySubscription, RelayMessage
 
@@ -65,7 +67,7 @@ class _Row:
 
 _SUBSCRIPTION = select(S.pk, S.id, S.status, S.task_id, S.auth_mode, S.token_hash, S.previous_token_hash,
                        S.previous_token_until, S.agent_pk).where(S.id == bindparam("b_id"))
-_AGENT = select(Agent.pk, Agent.card_url, Agent.owner_id, Agent.jwks_url).where(Agent.pk == bindparam("b_pk"))
+_AGENT = select(AGENTS.c.pk, AGENTS.c.card_url, AGENTS.c.owner_id, AGENTS.c.jwks_url).where(AGENTS.c.pk == bindparam("b_pk"))
 _JTI = select(M.pk).where(M.subscription_pk == bindparam("b_sub"), M.jti == bindparam("b_jti"))
 # A message's place in its task's order: increasing in the order the relay accepted them (not
 # contiguous). SQLite has one writer, so the task's next number is read under its lock. On
@@ -124,7 +126,7 @@ class RelayIngress:
                 raise errors.TooManyRequests(f"over this subscription's rate; retry in {seconds} s", {"retryAfter": seconds})
             push = classify(_parse(notification.body))
             if sub.task_id is not None and push.task_id != sub.task_id:
-                raise errors.TaskMismatch(f"this subscription relays task {sub.task_id!r}, not {push.task_id!r}")
+                raise TaskMismatch(f"this subscription relays task {sub.task_id!r}, not {push.task_id!r}")
             message_id = self._new_id()
             self._committer.submit(_Row(self._values(message_id, sub.pk, push, notification.body, jti), jti))
         self._on_commit()
@@ -180,7 +182,7 @@ class RelayIngress:
             self._insert([row])
         except IntegrityError:
             if row.jti is not None and self._jti_seen(row):
-                raise errors.ReplayedNotification("this JWT (its jti) was used before") from None
+                raise ReplayedNotification("this JWT (its jti) was used before") from None
             raise
 
     def _insert(self, rows: Sequence[_Row]) -> None:

@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from registry.jobs.base import JobContext, JobReport, LeasedJob
+from registry.jobs import JobContext, JobReport, LeasedJob
 from registry.relay.outbox import RelayOutbox
 from registry.relay.wakeup import ChangeWatcher, RelayWakeup
 

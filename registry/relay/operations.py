@@ -16,14 +16,13 @@ from typing import Any
 from sqlalchemy import Engine, Row, delete, select, update
 
 from registry import errors
+from registry.auth import Actor
+from registry.cursors import decode_cursor, encode_cursor
 from registry.db import writer_lock
-from registry.schema import RelayAttempt, RelayMessage, RelaySubscription
-from registry.relay.models import MESSAGE_STATES
 from registry.db.types import utcnow
+from registry.relay.models import MESSAGE_STATES, RelayAttempt, RelayMessage, RelaySubscription
 from registry.relay.subscriptions import SubscriptionService, dead_letter_unheld
 from registry.relay.task_order import EARLIER_PENDING, IS_PENDING, PROMOTED, lock_tasks, reorder
-from registry.catalog.search import decode_cursor, encode_cursor
-from registry.auth.tokens import Actor
 
 M, S, A = RelayMessage, RelaySubscription, RelayAttempt
 LISTED = (M.pk, M.id, M.task_key, M.seq, M.kind, M.state, M.received_at, M.due_at, M.not_before, M.attempts,

@@ -20,11 +20,11 @@ from typing import Any
 
 from sqlalchemy import Engine, Row, bindparam, insert, select, update
 
-from registry.db import DriverStatement, queue_claims, writer_lock
-from registry.jobs.leases import LeaseColumns
-from registry.schema import RelayAttempt, RelayMessage, RelaySubscription
+from registry.db import DriverStatement, writer_lock
 from registry.db.types import utcnow
+from registry.jobs import LeaseColumns
 from registry.relay.delivery import DeliveryOutcome, DueDelivery, WebhookPoster
+from registry.relay.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.relay.retry_policy import RetryPolicy
 from registry.relay.secret_box import SecretBox, SecretBoxError
 from registry.relay.task_order import EARLIER_PENDING, lock_tasks, promote
@@ -105,11 +105,12 @@ class Targets:
 
 
 class RelayOutbox:
-    def __init__(self, engine: Engine, poster: WebhookPoster, box: SecretBox, policy: RetryPolicy, *,
+    def __init__(self, engine: Engine, claims: Engine, poster: WebhookPoster, box: SecretBox, policy: RetryPolicy, *,
                  lease_seconds: float, clock: Callable[[], dt.datetime] = utcnow,
                  rng: random.Random | None = None) -> None:
+        """`claims`: where claims run on PostgreSQL (`registry.db.queue_claims(engine)`)."""
         self._engine = engine
-        self._claims = queue_claims(engine)
+        self._claims = claims
         self._writer = writer_lock(engine)
         self._poster = poster
         self._targets = Targets(engine, box)
@@ -117,10 +118,6 @@ class RelayOutbox:
         self._lease_seconds = lease_seconds
         self._clock = clock
         self._rng = rng or random.Random()
-
-    def close(self) -> None:
-        if self._claims is not self._engine:
-            self._claims.dispose()
 
     def claim(self, owner: str, limit: int) -> list[DueDelivery]:
         params = LEASE.claim_params(owner, self._clock(), self._lease_seconds, limit)

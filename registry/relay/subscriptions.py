@@ -26,15 +26,16 @@ from sqlalchemy import ColumnElement, Row, Update, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry import errors
-from registry.schema import Agent, RelayMessage, RelaySubscription
-from registry.relay.models import AUTH_MODES
+from registry.auth import Actor
+from registry.cursors import decode_cursor, encode_cursor
 from registry.db.types import utcnow
 from registry.outbound import OutboundConnectionError, OutboundRefused, SafeHttpClient
+from registry.relay.catalog_tables import AGENTS
+from registry.relay.errors import PushNotSupported
+from registry.relay.models import AUTH_MODES, RelayMessage, RelaySubscription
 from registry.relay.relay_tokens import hash_relay_token, new_relay_token
 from registry.relay.secret_box import SecretBox
 from registry.relay.task_order import IS_PENDING
-from registry.catalog.search import decode_cursor, encode_cursor
-from registry.auth.tokens import Actor
 
 MAX_TASK_ID = 200
 MAX_HEADER_VALUE = 4096
@@ -167,11 +168,11 @@ class SubscriptionService:
 
     def _push_agent(self, agent_id: str) -> int:
         with self._sessions() as session:
-            agent = session.execute(select(Agent.pk, Agent.capabilities).where(Agent.id == agent_id)).first()
+            agent = session.execute(select(AGENTS.c.pk, AGENTS.c.capabilities).where(AGENTS.c.id == agent_id)).first()
         if agent is None:
             raise errors.NotFound(f"no agent with id {agent_id!r}")
         if (agent.capabilities or {}).get("pushNotifications") is not True:
-            raise errors.PushNotSupported(
+            raise PushNotSupported(
                 f"agent {agent_id} does not support push notifications (its card lacks "
                 "capabilities.pushNotifications: true)"
             )
@@ -181,7 +182,7 @@ class SubscriptionService:
         try:
             self._http.check_url(url)
         except OutboundRefused as error:
-            raise errors.OutboundRefused(f"targetUrl refused: {error.message}", {"field": "targetUrl"}) from None
+            raise OutboundRefused(f"targetUrl refused: {error.message}", url=url, details={"field": "targetUrl"}) from None
         except OutboundConnectionError as error:
             raise errors.InvalidRequest(f"targetUrl cannot be used: {error.message}", {"field": "targetUrl"}) from None
 

@@ -46,7 +46,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, case, exists, literal_column, select, text, tuple_, update
 from sqlalchemy.orm import aliased
 
-from registry.schema import RelayMessage
+from registry.relay.models import RelayMessage
 
 M = RelayMessage
 TaskKey = tuple[int, str]  # (subscription pk, task key)

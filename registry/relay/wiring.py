@@ -1,4 +1,5 @@
-"""Building the relay's services from the settings (called once by `registry.container`)."""
+"""Building the relay's services from the settings (called once by `registry.container`, which
+also builds, and closes, the relay's HTTP client and its claim pool)."""
 
 from __future__ import annotations
 
@@ -33,24 +34,30 @@ MAX_RESPONSE_BYTES = 65_536
 
 @dataclasses.dataclass
 class RelayServices:
+    """The relay's services, with the HTTP client and claim engine the container built for them."""
+
     subscriptions: SubscriptionService
     ingress: RelayIngress
     outbox: RelayOutbox
     operations: RelayOperations
     wakeup: RelayWakeup
-    http: SafeHttpClient
     watcher: Callable[[], ChangeWatcher | None]
+    http: SafeHttpClient
+    claims: Engine | None  # the claims' own pool (PostgreSQL), else None: they run on the engine
 
     def delivery_job(self, settings: Settings) -> RelayDeliveryJob:
         relay = settings.relay
         return RelayDeliveryJob(relay.tick, self.outbox, self.wakeup, batch=relay.batch, watcher=self.watcher)
 
     def close(self) -> None:
-        self.outbox.close()
+        """The container's `Services.close` ends here the lifetimes it started for the relay."""
         self.http.close()
+        if self.claims is not None:
+            self.claims.dispose()
 
 
 def relay_policy(settings: Settings) -> OutboundPolicy:
+    """The relay's own outbound policy: short timeouts, small answers, no redirects."""
     relay = settings.relay
     return OutboundPolicy(
         allow_http=settings.allow_http, allowed_networks=settings.allowed_networks,
@@ -60,14 +67,14 @@ def relay_policy(settings: Settings) -> OutboundPolicy:
     )
 
 
-def build_relay(settings: Settings, engine: Engine, sessions: sessionmaker[Session], *, key_sources: ResolverFactory,
-                webhook_key: Callable[[], SigningKey],
+def build_relay(settings: Settings, engine: Engine, sessions: sessionmaker[Session], *, http: SafeHttpClient,
+                claims: Engine, key_sources: ResolverFactory, webhook_key: Callable[[], SigningKey],
                 clock: Callable[[], dt.datetime] = utcnow, monotonic: Callable[[], float] = time.monotonic,
                 rng: random.Random | None = None) -> RelayServices:
-    """`key_sources` finds the keys bound to an agent's card (JWT mode); `webhook_key` returns the
-    registry's active Ed25519 key (published in its JWKS)."""
+    """`http`: a client with `relay_policy`; `claims`: where the outbox's claims run
+    (`registry.db.queue_claims(engine)`); `key_sources` finds the keys bound to an agent's card
+    (JWT mode); `webhook_key` returns the registry's active Ed25519 key (published in its JWKS)."""
     relay = settings.relay
-    http = SafeHttpClient(relay_policy(settings))
     box = SecretBox(settings.secret_key)
     policy = RetryPolicy(relay.retry_schedule, relay.jitter, relay.max_retry_after)
     rng = rng or random.Random()
@@ -84,11 +91,12 @@ def build_relay(settings: Settings, engine: Engine, sessions: sessionmaker[Sessi
     return RelayServices(
         subscriptions=subscriptions,
         ingress=ingress,
-        outbox=RelayOutbox(engine, poster, box, policy, lease_seconds=relay.lease_seconds, clock=clock, rng=rng),
+        outbox=RelayOutbox(engine, claims, poster, box, policy, lease_seconds=relay.lease_seconds, clock=clock,
+                           rng=rng),
         operations=RelayOperations(engine, subscriptions, retention=relay.retention, clock=clock,
                                    on_replay=wakeup.notify),
         wakeup=wakeup,
-        http=http,
         watcher=lambda: None if in_memory else change_watcher(engine, wakeup, poll=relay.poll, channel=PG_CHANNEL),
+        http=http,
+        claims=claims if claims is not engine else None,
     )
-

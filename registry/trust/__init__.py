@@ -1,0 +1,25 @@
+"""Trust: card signature verification, the keys that may verify a card (key policy, owners' JWKS,
+the operator's trust store), the registry's own keys and its endorsements. Other packages use
+only what this face exports; trust itself uses no other domain.
+"""
+
+from registry.trust.api import endorsed_card_response
+from registry.trust.endorse import Endorser, attestation_digest
+from registry.trust.errors import RegistryKeyUnavailable, SignatureRequired, TrustError
+from registry.trust.jwks_fetcher import SafeJwksFetcher
+from registry.trust.key_sealing import KeySealer
+from registry.trust.keys import KeyHolder, KeyPolicy, KeyScope, OwnerKeys
+from registry.trust.models import CardEndorsement, RegistryKey, SignatureCheck, TrustedKey
+from registry.trust.reads import TrustReads
+from registry.trust.registry_keys import RegistryKeys
+from registry.trust.rows import CHECK_INSERT, ENDORSEMENT_INSERT, SIGNATURE_TERM, refresh_current_trust, write_trust
+from registry.trust.service import NoTrust, TrustService
+from registry.trust.state import CardTrust
+
+__all__ = [
+    "CHECK_INSERT", "ENDORSEMENT_INSERT", "SIGNATURE_TERM", "CardEndorsement", "CardTrust", "Endorser", "KeyHolder",
+    "KeyPolicy", "KeyScope", "KeySealer", "NoTrust", "OwnerKeys", "RegistryKey", "RegistryKeyUnavailable",
+    "RegistryKeys", "SafeJwksFetcher", "SignatureCheck", "SignatureRequired", "TrustError", "TrustReads",
+    "TrustService", "TrustedKey", "attestation_digest", "endorsed_card_response", "refresh_current_trust",
+    "write_trust",
+]

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from registry.errors import RegistryKeyUnavailable
+from registry.trust.errors import RegistryKeyUnavailable
 
 _FORMAT = b"\x01"  # nonce (12 bytes) + ciphertext with its 16-byte tag follow
 _NONCE_BYTES = 12

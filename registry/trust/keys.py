@@ -16,15 +16,16 @@ import datetime as dt
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import delete, insert, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry.errors import Forbidden, InvalidRequest, NotFound
-from registry.schema import Agent, TrustedKey
+from registry.auth import Actor
 from registry.db.types import utcnow
-from registry.auth.tokens import Actor
+from registry.errors import Forbidden, InvalidRequest, NotFound
+from registry.trust.catalog_tables import AGENTS
+from registry.trust.models import TrustedKey
 from signing import (
     ChainResolver,
     JwksCache,
@@ -49,6 +50,29 @@ class KeyScope:
     owner_id: int | None
     agent_pk: int | None = None
     jwks_url: str | None = None
+
+
+class KeyHolder(Protocol):
+    """An agent as key resolution sees it (the catalog's `Agent`, or `OwnedAgent`)."""
+
+    @property
+    def pk(self) -> int: ...
+
+    @property
+    def owner_id(self) -> int | None: ...
+
+    @property
+    def jwks_url(self) -> str | None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnedAgent:
+    """An agent whose keys are being changed, as read for the owner check."""
+
+    pk: int
+    id: str
+    owner_id: int | None
+    jwks_url: str | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +106,7 @@ class OwnerKeys:
         self._cache_seconds = cache_seconds
         self._monotonic = monotonic
 
-    def add(self, actor: Actor, document: object, agent: Agent | None) -> TrustedKeyInfo:
+    def add(self, actor: Actor, document: object, agent: OwnedAgent | None) -> TrustedKeyInfo:
         """Register a public JWKS. Raises InvalidRequest (not a public JWKS, no usable key)."""
         keys = public_key_set(document)
         row = {"id": self._new_id(), "principal_id": agent.owner_id if agent and agent.owner_id else actor.principal_id,
@@ -94,7 +118,7 @@ class OwnerKeys:
         return TrustedKeyInfo(row["id"], agent.id if agent else None, tuple(row["kids"]), row["created_at"])
 
     def list(self, actor: Actor) -> list[TrustedKeyInfo]:
-        stmt = (select(TrustedKey, Agent.id).outerjoin(Agent, Agent.pk == TrustedKey.agent_pk)
+        stmt = (select(TrustedKey, AGENTS.c.id).outerjoin(AGENTS, AGENTS.c.pk == TrustedKey.agent_pk)
                 .where(TrustedKey.principal_id == actor.principal_id).order_by(TrustedKey.pk))
         with self._sessions() as session:
             return [TrustedKeyInfo(key.id, agent_id, tuple(key.kids), key.created_at) for key, agent_id in session.execute(stmt)]

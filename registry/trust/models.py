@@ -9,7 +9,7 @@ with, and its own signing keys.
 - `registry_keys`: the registry's signing keys; the private half sealed with a key derived from
   `AGENTDEX_SECRET_KEY`, or kept in a key file the row names.
 - The roll-up (`signature_state`, kids, time) and the agent's own `jwks_url` live on `agents`
-  (through `AgentTrustColumns`), so listing and search need no join.
+  (`registry.catalog.models.AgentTrustColumns`), so listing and search need no join.
 """
 
 from __future__ import annotations
@@ -25,18 +25,6 @@ from registry.db.types import UtcDateTime
 
 SIGNATURE_STATES = ("verified", "invalid", "unverifiable", "unsigned")
 KEY_STATUSES = ("active", "retired")
-
-
-class AgentTrustColumns:
-    """Columns of `agents` that follow the current card's signature checks (mixed into `Agent`)."""
-
-    # Rows that existed before verification was introduced were never checked: "unverifiable"
-    # (no key was resolved) is the truthful state until they are checked.
-    signature_state: Mapped[str] = mapped_column(String(12), server_default=text("'unverifiable'"))
-    signature_kids: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
-    signature_checked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    # Owner-declared JWKS of this agent (key source 1 of the resolution policy).
-    jwks_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
 
 
 def _card_version_fk(table: str) -> ForeignKeyConstraint:

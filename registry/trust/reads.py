@@ -10,8 +10,9 @@ from sqlalchemy import Engine, select
 
 from registry.db import single_statements
 from registry.errors import NotFound
-from registry.schema import Agent, AgentCard, CardEndorsement, SignatureCheck
+from registry.trust.catalog_tables import AGENT_CARDS, AGENTS
 from registry.trust.endorse import Endorser, attestation, iso
+from registry.trust.models import CardEndorsement, SignatureCheck
 from registry.trust.state import roll_up
 
 
@@ -53,12 +54,13 @@ class TrustReads:
         }
 
     def _version(self, agent_id: str, version: int | None) -> tuple[Any, list[Any], dict[str, Any] | None]:
+        cards = AGENT_CARDS.c
         card = (
-            select(AgentCard.agent_pk, AgentCard.version, AgentCard.raw, AgentCard.valid, AgentCard.source,
-                   AgentCard.fetched_from, AgentCard.fetched_at, Agent.card_url)
-            .join(Agent, Agent.pk == AgentCard.agent_pk).where(Agent.id == agent_id)
+            select(cards.agent_pk, cards.version, cards.raw, cards.valid, cards.source, cards.fetched_from,
+                   cards.fetched_at, AGENTS.c.card_url)
+            .join(AGENTS, AGENTS.c.pk == cards.agent_pk).where(AGENTS.c.id == agent_id)
         )
-        card = card.where(AgentCard.version == version) if version else card.where(AgentCard.is_current.is_(True))
+        card = card.where(cards.version == version) if version else card.where(cards.is_current.is_(True))
         with self._engine.connect() as conn:
             row = conn.execute(card).first()
             if row is None:

@@ -1,4 +1,4 @@
-"""The registry's own signing keys: endorsements of cards, its own Agent Card, and (next) the
+"""The registry's own signing keys: endorsements of cards, its own Agent Card, and the
 push relay's `webhook-signature`s all sign with `RegistryKeys.active(alg)`.
 
 A key is created on first use, so the embedded default needs no setup. `rotate` retires the
@@ -23,10 +23,11 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry.errors import Conflict, RegistryKeyUnavailable
-from registry.schema import RegistryKey
 from registry.db.types import utcnow
+from registry.errors import Conflict
+from registry.trust.errors import RegistryKeyUnavailable
 from registry.trust.key_sealing import KeySealer
+from registry.trust.models import RegistryKey
 from signing import SigningKey, generate_key, load_private_key_pem, public_jwk, save_private_key_pem
 from signing.errors import SigningError
 

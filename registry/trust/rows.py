@@ -6,7 +6,8 @@ from __future__ import annotations
 from sqlalchemy import Connection, delete, insert, select, update
 
 from registry.db import DriverStatement
-from registry.schema import Agent, AgentTerm, CardEndorsement, SignatureCheck
+from registry.trust.catalog_tables import AGENT_TERMS, AGENTS
+from registry.trust.models import CardEndorsement, SignatureCheck
 from registry.trust.state import CardTrust
 
 CHECK_INSERT = DriverStatement(insert(SignatureCheck), (
@@ -14,7 +15,7 @@ CHECK_INSERT = DriverStatement(insert(SignatureCheck), (
     "detail", "checked_at",
 ))
 ENDORSEMENT_INSERT = DriverStatement(insert(CardEndorsement), ("agent_pk", "card_version", "signed_at", "kid", "jku", "entry"))
-TERM_INSERT = insert(AgentTerm)
+TERM_INSERT = insert(AGENT_TERMS)
 SIGNATURE_TERM = "sig"
 
 
@@ -32,15 +33,15 @@ def replace_current_trust(conn: Connection, agent_pk: int, trust: CardTrust, ver
     """Re-verification of the agent's current card (new owner keys, a re-crawl that found the
     card unchanged): its checks, endorsement, roll-up and search term are replaced. With `version`
     (the one that was verified), nothing is written if another version became current meanwhile."""
-    current = conn.scalar(select(Agent.card_version).where(Agent.pk == agent_pk))
+    current = conn.scalar(select(AGENTS.c.card_version).where(AGENTS.c.pk == agent_pk))
     if current is None or version not in (None, current):  # deleted, or a newer card arrived meanwhile
         return
     version = current
     for table in (SignatureCheck, CardEndorsement):
         conn.execute(delete(table).where(table.agent_pk == agent_pk, table.card_version == version))
     write_trust(conn, [(trust, agent_pk, version)])
-    conn.execute(update(Agent).where(Agent.pk == agent_pk).values(**trust.agent_columns()))
-    conn.execute(delete(AgentTerm).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == SIGNATURE_TERM))
+    conn.execute(update(AGENTS).where(AGENTS.c.pk == agent_pk).values(**trust.agent_columns()))
+    conn.execute(delete(AGENT_TERMS).where(AGENT_TERMS.c.agent_pk == agent_pk, AGENT_TERMS.c.kind == SIGNATURE_TERM))
     conn.execute(TERM_INSERT, [{"agent_pk": agent_pk, "kind": SIGNATURE_TERM, "value": trust.state}])
 
 
@@ -49,6 +50,8 @@ def refresh_current_trust(conn: Connection, agent_pk: int, trust: CardTrust | No
     card unchanged, but its keys now resolve, or no longer do)."""
     if trust is None:
         return
-    stored = conn.execute(select(Agent.signature_state, Agent.signature_kids).where(Agent.pk == agent_pk)).first()
+    stored = conn.execute(
+        select(AGENTS.c.signature_state, AGENTS.c.signature_kids).where(AGENTS.c.pk == agent_pk)
+    ).first()
     if stored is not None and (stored.signature_state, list(stored.signature_kids or [])) != (trust.state, list(trust.kids)):
         replace_current_trust(conn, agent_pk, trust, version)

@@ -3,7 +3,7 @@ that may verify them change.
 
 `assess` runs before the catalog's transaction (JWKS fetches are network I/O); what it returns
 travels with the card (`CardRecord.trust`) and is written in the same transaction as the card
-version (`trust_rows`). An invalid or unverifiable signature does not stop a card, unless the
+version (`registry.trust.rows`). An invalid or unverifiable signature does not stop a card, unless the
 operator requires valid signatures (`AGENTDEX_REQUIRE_SIGNATURES`).
 """
 
@@ -17,12 +17,13 @@ from typing import Any, Protocol
 
 from sqlalchemy import Engine, select, update
 
-from registry.errors import Forbidden, NotFound, SignatureRequired
-from registry.schema import Agent, AgentCard
+from registry.auth import Actor
 from registry.db.types import utcnow
-from registry.auth.tokens import Actor
+from registry.errors import Forbidden, NotFound
+from registry.trust.catalog_tables import AGENT_CARDS, AGENTS
 from registry.trust.endorse import Endorser, attestation
-from registry.trust.keys import KeyPolicy, KeyScope, OwnerKeys, TrustedKeyInfo
+from registry.trust.errors import SignatureRequired
+from registry.trust.keys import KeyHolder, KeyPolicy, KeyScope, OwnedAgent, OwnerKeys, TrustedKeyInfo
 from registry.trust.rows import replace_current_trust
 from registry.trust.state import CardTrust, result_pairs, roll_up
 from signing import CardPayloads, SigningError, verify_card
@@ -102,12 +103,13 @@ class TrustService:
         return KeyScope(actor.principal_id, None, self._policy.check_jwks_url(jwks_url) if jwks_url else None)
 
     @staticmethod
-    def scope_of(agent: Agent) -> KeyScope:
+    def scope_of(agent: KeyHolder) -> KeyScope:
         return KeyScope(agent.owner_id, agent.pk, agent.jwks_url)
 
     def scope_of_url(self, card_url: str) -> KeyScope:
+        agents = AGENTS.c
         with self._engine.connect() as conn:
-            row = conn.execute(select(Agent.owner_id, Agent.pk, Agent.jwks_url).where(Agent.card_url == card_url)).first()
+            row = conn.execute(select(agents.owner_id, agents.pk, agents.jwks_url).where(agents.card_url == card_url)).first()
         return KeyScope(*row) if row else KeyScope(None)
 
     # -- keys owners register, and what they change ----------------------------------------
@@ -128,14 +130,15 @@ class TrustService:
         agent = self._owned(actor, agent_id)
         checked = self._policy.check_jwks_url(url) if url else None
         with self._engine.begin() as conn:
-            conn.execute(update(Agent).where(Agent.pk == agent.pk).values(jwks_url=checked, updated_at=self._clock()))
+            conn.execute(update(AGENTS).where(AGENTS.c.pk == agent.pk).values(jwks_url=checked, updated_at=self._clock()))
         self.reverify([agent.pk])
 
     def reverify_owned(self, owner_id: int, agent_pk: int | None) -> int:
         """Re-verify the current cards of an owner's agents (or one of them). Returns how many."""
-        where = Agent.pk == agent_pk if agent_pk is not None else Agent.owner_id == owner_id
+        agents = AGENTS.c
+        where = agents.pk == agent_pk if agent_pk is not None else agents.owner_id == owner_id
         with self._engine.connect() as conn:
-            pks = list(conn.scalars(select(Agent.pk).where(where).order_by(Agent.pk)))
+            pks = list(conn.scalars(select(agents.pk).where(where).order_by(agents.pk)))
         for start in range(0, len(pks), REVERIFY_BATCH):
             self.reverify(pks[start : start + REVERIFY_BATCH])
         return len(pks)
@@ -156,21 +159,46 @@ class TrustService:
         return (stored[0].version, self.assess(stored[0], stored[0].scope)) if stored else None
 
     def _current_cards(self, agent_pks: list[int]) -> list[_StoredCard]:
+        cards, agents = AGENT_CARDS.c, AGENTS.c
         stmt = (
-            select(AgentCard.agent_pk, AgentCard.raw, AgentCard.source, AgentCard.fetched_from, AgentCard.fetched_at,
-                   Agent.card_url, Agent.owner_id, Agent.jwks_url, Agent.card_version)
-            .join(Agent, Agent.pk == AgentCard.agent_pk)
-            .where(AgentCard.agent_pk.in_(agent_pks), AgentCard.version == Agent.card_version)
+            select(cards.agent_pk, cards.raw, cards.source, cards.fetched_from, cards.fetched_at,
+                   agents.card_url, agents.owner_id, agents.jwks_url, agents.card_version)
+            .join(AGENTS, agents.pk == cards.agent_pk)
+            .where(cards.agent_pk.in_(agent_pks), cards.version == agents.card_version)
         )
         with self._engine.connect() as conn:
             return [_StoredCard(row) for row in conn.execute(stmt)]
 
-    def _owned(self, actor: Actor, agent_id: str | None) -> Agent:
+    def _owned(self, actor: Actor, agent_id: str | None) -> OwnedAgent:
+        agents = AGENTS.c
         with self._engine.connect() as conn:
-            row = conn.execute(select(Agent.pk, Agent.id, Agent.owner_id, Agent.jwks_url).where(Agent.id == agent_id)).first()
+            row = conn.execute(select(agents.pk, agents.id, agents.owner_id, agents.jwks_url).where(agents.id == agent_id)).first()
         if row is None:
             raise NotFound(f"no agent with id {agent_id!r}")
         if not actor.is_admin and row.owner_id != actor.principal_id:
             raise Forbidden("only the agent's owner or an admin may change its keys")
-        return Agent(pk=row.pk, id=row.id, owner_id=row.owner_id, jwks_url=row.jwks_url)
+        return OwnedAgent(row.pk, row.id, row.owner_id, row.jwks_url)
+
+
+class NoTrust:
+    """Trust switched off (a catalog built without verification): cards carry no checks, so no
+    scope is ever made and nothing is assessed or required."""
+
+    def new_scope(self, actor: Actor, jwks_url: str | None) -> KeyScope | None:
+        return None
+
+    def scope_of(self, agent: KeyHolder) -> KeyScope | None:
+        return None
+
+    def scope_of_url(self, card_url: str) -> KeyScope | None:
+        return None
+
+    def assess(self, subject: CardSubject, scope: KeyScope | None, *, endorse: bool = True) -> CardTrust | None:
+        return None
+
+    def require(self, trust: CardTrust | None) -> None:
+        return None
+
+    def assess_current(self, agent_pk: int) -> tuple[int, CardTrust] | None:
+        return None
 

@@ -17,8 +17,14 @@ from typing import Any
 from registry.validation.report import Issue, make_issue
 
 V1_INTERFACES_FIELDS = ("supportedInterfaces", "supported_interfaces")  # the second is the proto name
-COMPAT_03_FIELDS = ("url", "protocolVersion", "preferredTransport", "additionalInterfaces", "security",
-                    "supportsAuthenticatedExtendedCard")
+COMPAT_03_FIELDS = (
+    "url",
+    "protocolVersion",
+    "preferredTransport",
+    "additionalInterfaces",
+    "security",
+    "supportsAuthenticatedExtendedCard",
+)
 LATEST_0X_SCHEMA = "0.3.0"
 
 _VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
@@ -66,14 +72,22 @@ def detect(card: dict[str, Any]) -> tuple[Detection, list[Issue]]:
     if "authentication" in card:
         return Detection("0.1", "0.1", "0.1.0"), []
     if "url" in card:
-        return Detection("0.2", "0.2.0", "0.2.0"), [make_issue(
-            "protocol-version-missing", "/protocolVersion",
-            "no `protocolVersion`: judged as a v0.2.0 card; since v0.2.5 the field is required, "
-            "so declare the version the agent speaks (e.g. \"0.3.0\")")]
-    return Detection(None, None, None), [make_issue(
-        "version-undetectable", "",
-        "cannot tell which A2A version this card targets: a v1.0 card has `supportedInterfaces`, "
-        "a v0.2/v0.3 card has `url` and `protocolVersion`, a v0.1 card has `url` and `authentication`")]
+        return Detection("0.2", "0.2.0", "0.2.0"), [
+            make_issue(
+                "protocol-version-missing",
+                "/protocolVersion",
+                "no `protocolVersion`: judged as a v0.2.0 card; since v0.2.5 the field is required, "
+                'so declare the version the agent speaks (e.g. "0.3.0")',
+            )
+        ]
+    return Detection(None, None, None), [
+        make_issue(
+            "version-undetectable",
+            "",
+            "cannot tell which A2A version this card targets: a v1.0 card has `supportedInterfaces`, "
+            "a v0.2/v0.3 card has `url` and `protocolVersion`, a v0.1 card has `url` and `authentication`",
+        )
+    ]
 
 
 def _detect_v1(card: dict[str, Any]) -> tuple[Detection, list[Issue]]:
@@ -92,15 +106,28 @@ def _detect_declared(declared: Any) -> tuple[Detection, list[Issue]]:
     label = declared if isinstance(declared, str) else None
     if version is None:
         # Judged by the newest 0.x schema, which also reports a non-string value as wrong-type.
-        issues = [] if label is None else [make_issue(
-            "protocol-version-unknown", "/protocolVersion",
-            f"`protocolVersion` {declared!r} is not Major.Minor[.Patch]; judged as a v0.3.0 card")]
+        issues = (
+            []
+            if label is None
+            else [
+                make_issue(
+                    "protocol-version-unknown",
+                    "/protocolVersion",
+                    f"`protocolVersion` {declared!r} is not Major.Minor[.Patch]; judged as a v0.3.0 card",
+                )
+            ]
+        )
         return Detection("0.3", label, LATEST_0X_SCHEMA), issues
     if version[0] >= 1:
         return Detection("1.0", label, None), []
     schema_version = schema_for(version)
     issues = []
     if version[1] > 3:
-        issues.append(make_issue("protocol-version-unknown", "/protocolVersion",
-                                 f"A2A {declared} is not a released version; judged as a v0.3.0 card"))
+        issues.append(
+            make_issue(
+                "protocol-version-unknown",
+                "/protocolVersion",
+                f"A2A {declared} is not a released version; judged as a v0.3.0 card",
+            )
+        )
     return Detection(_flavor_of_schema(schema_version), label, schema_version), issues

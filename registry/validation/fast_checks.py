@@ -18,7 +18,12 @@ from typing import Any
 Check = Callable[[Any], bool]
 
 _PYTHON_TYPES: dict[str, type] = {
-    "string": str, "boolean": bool, "object": dict, "array": list, "null": type(None), "integer": int,
+    "string": str,
+    "boolean": bool,
+    "object": dict,
+    "array": list,
+    "null": type(None),
+    "integer": int,
 }
 # Types whose Python test is exact: "integer" is not (bool is an int), so it always gets a check.
 _EXACT_TYPES = frozenset({"string", "boolean", "object", "array", "null"})
@@ -116,7 +121,7 @@ def _object_check(schema: dict[str, Any], compiled: dict[int, Check | None]) -> 
             if type(test) is type:
                 if not isinstance(member, test):
                     return False
-            elif not test(member):  # type: ignore[operator]
+            elif not test(member):
                 return False
         return True
 
@@ -180,11 +185,12 @@ def _items_check(items: Any, schema: Any, compiled: dict[int, Check | None], lis
     if item_test is None:
         return None
     if type(item_test) is type:  # lists of strings are most of a card
+
         def check_typed(value: Any) -> bool:
             if not isinstance(value, list):
                 return not lists_only
             for item in value:
-                if not isinstance(item, item_test):  # type: ignore[arg-type]
+                if not isinstance(item, item_test):
                     return False
             return True
 
@@ -194,7 +200,7 @@ def _items_check(items: Any, schema: Any, compiled: dict[int, Check | None], lis
         if not isinstance(value, list):
             return not lists_only
         for item in value:
-            if not item_test(item):  # type: ignore[operator]
+            if not item_test(item):
                 return False
         return True
 

@@ -68,8 +68,13 @@ ELEMENT_TYPES: dict[tuple[str, str], str] = {
 ONEOF_MUST_BE_SET = frozenset({("SecurityScheme", "scheme"), ("OAuthFlows", "flow")})
 
 _JSON_KIND: dict[str, type] = {"string": str, "bool": bool, "message": dict, "map": dict, "repeated": list}
-_KIND_NOUN = {"string": "a string", "bool": "a boolean", "message": "an object", "map": "an object",
-              "repeated": "an array"}
+_KIND_NOUN = {
+    "string": "a string",
+    "bool": "a boolean",
+    "message": "an object",
+    "map": "an object",
+    "repeated": "an array",
+}
 
 
 @dataclass(frozen=True)
@@ -88,8 +93,14 @@ def field_table() -> dict[str, dict[str, FieldSpec]]:
     table = read_schema_file(FIELD_TABLE_FILE)
     return {
         message: {
-            name: FieldSpec(name, bool(spec["required"]), spec["kind"], spec["oneof"],
-                            ELEMENT_TYPES.get((message, name)), _JSON_KIND[spec["kind"]])
+            name: FieldSpec(
+                name,
+                bool(spec["required"]),
+                spec["kind"],
+                spec["oneof"],
+                ELEMENT_TYPES.get((message, name)),
+                _JSON_KIND[spec["kind"]],
+            )
             for name, spec in fields.items()
         }
         for message, fields in table.items()
@@ -108,8 +119,10 @@ class MessagePlan:
     fields: tuple[FieldSpec, ...]
     names: frozenset[str]
     oneofs: tuple[tuple[str, tuple[str, ...]], ...]  # (group, member names)
-    # For is_clean: (name, JSON type, required, must not be empty, kind, nested message or STRING or None)
-    tests: tuple[tuple[str, type, bool, bool, str, str | None], ...]
+    # For is_clean: (name, JSON type, required, must not be empty, kind, nested message or STRING or None).
+    # The JSON type is Any to the type checker: past `isinstance(value, json_type)` the kind says
+    # what the value is, which a narrowing to `object` would hide.
+    tests: tuple[tuple[str, Any, bool, bool, str, str | None], ...]
 
 
 @functools.cache
@@ -120,12 +133,22 @@ def message_plan(message: str) -> MessagePlan:
         if spec.oneof is not None:
             groups.setdefault(spec.oneof, []).append(spec.name)
     tests = tuple(
-        (spec.name, spec.json_type, spec.required, spec.required and spec.kind in ("string", "repeated", "map"),
-         spec.kind, spec.element if spec.element != STRUCT else None)
+        (
+            spec.name,
+            spec.json_type,
+            spec.required,
+            spec.required and spec.kind in ("string", "repeated", "map"),
+            spec.kind,
+            spec.element if spec.element != STRUCT else None,
+        )
         for spec in fields.values()
     )
-    return MessagePlan(tuple(fields.values()), frozenset(fields),
-                       tuple((group, tuple(members)) for group, members in groups.items()), tests)
+    return MessagePlan(
+        tuple(fields.values()),
+        frozenset(fields),
+        tuple((group, tuple(members)) for group, members in groups.items()),
+        tests,
+    )
 
 
 def v1_structure_issues(card: dict[str, Any], *, report_unknown_nested: bool) -> list[Issue]:
@@ -173,8 +196,7 @@ def is_clean(obj: dict[str, Any], message: str, report_unknown: bool, top: bool 
     return top or not report_unknown or obj.keys() <= plan.names
 
 
-def _check_message(obj: dict[str, Any], message: str, path: str, issues: list[Issue],
-                   report_unknown: bool) -> None:
+def _check_message(obj: dict[str, Any], message: str, path: str, issues: list[Issue], report_unknown: bool) -> None:
     plan = message_plan(message)
     for spec in plan.fields:
         value = obj.get(spec.name)
@@ -190,56 +212,90 @@ def _check_message(obj: dict[str, Any], message: str, path: str, issues: list[Is
     if plan.oneofs:
         _check_oneofs(obj, plan, message, path, issues)
     if report_unknown and path:  # the card's own top level is judged by the version-field rules
-        issues += [make_issue("unknown-field", child(path, name), f"`{name}` is not a field of A2A v1.0 "
-                              f"{message}; clients ignore or reject it") for name in obj if name not in plan.names]
+        issues += [
+            make_issue(
+                "unknown-field",
+                child(path, name),
+                f"`{name}` is not a field of A2A v1.0 {message}; clients ignore or reject it",
+            )
+            for name in obj
+            if name not in plan.names
+        ]
 
 
 def _missing(obj: dict[str, Any], spec: FieldSpec, message: str, path: str) -> Issue:
     hint = ""
     if proto_name(spec.name) in obj and proto_name(spec.name) != spec.name:
-        hint = (f"; found `{proto_name(spec.name)}`, its proto field name: JSON cards use "
-                f"`{spec.name}` (ProtoJSON parsers accept both, plain JSON clients do not)")
+        hint = (
+            f"; found `{proto_name(spec.name)}`, its proto field name: JSON cards use "
+            f"`{spec.name}` (ProtoJSON parsers accept both, plain JSON clients do not)"
+        )
     state = "null" if spec.name in obj else "missing"
-    return make_issue("required-field-missing", path, f"required field `{spec.name}` is {state} "
-                      f"(A2A v1.0 {message}){hint}")
+    return make_issue(
+        "required-field-missing", path, f"required field `{spec.name}` is {state} (A2A v1.0 {message}){hint}"
+    )
 
 
-def _check_members(value: Any, spec: FieldSpec, message: str, path: str, issues: list[Issue],
-                   report_unknown: bool) -> None:
+def _check_members(
+    value: Any, spec: FieldSpec, message: str, path: str, issues: list[Issue], report_unknown: bool
+) -> None:
     """The message a field holds, or each element of a repeated or map field."""
     if spec.kind == "message":
         _check_message(value, spec.element, path, issues, report_unknown)  # type: ignore[arg-type]
         return
     items = enumerate(value) if spec.kind == "repeated" else value.items()
     if spec.element == STRING:
-        issues += [make_issue("wrong-type", child(path, key), f"entries of `{spec.name}` must be strings "
-                              f"(A2A v1.0 {message}), not {json_type_name(item)}")
-                   for key, item in items if not isinstance(item, str)]
+        issues += [
+            make_issue(
+                "wrong-type",
+                child(path, key),
+                f"entries of `{spec.name}` must be strings (A2A v1.0 {message}), not {json_type_name(item)}",
+            )
+            for key, item in items
+            if not isinstance(item, str)
+        ]
         return
     for key, item in items:
         if isinstance(item, dict):
             _check_message(item, spec.element, child(path, key), issues, report_unknown)  # type: ignore[arg-type]
         else:
-            issues.append(make_issue("wrong-type", child(path, key), f"entries of `{spec.name}` must be "
-                                     f"objects (A2A v1.0 {spec.element}), not {json_type_name(item)}"))
+            issues.append(
+                make_issue(
+                    "wrong-type",
+                    child(path, key),
+                    f"entries of `{spec.name}` must be objects (A2A v1.0 {spec.element}), not {json_type_name(item)}",
+                )
+            )
 
 
 def _wrong_type(value: Any, spec: FieldSpec, message: str, path: str) -> Issue:
-    return make_issue("wrong-type", path, f"must be {_KIND_NOUN[spec.kind]} (A2A v1.0 "
-                      f"{message}.{spec.name}), not {json_type_name(value)}")
+    return make_issue(
+        "wrong-type",
+        path,
+        f"must be {_KIND_NOUN[spec.kind]} (A2A v1.0 {message}.{spec.name}), not {json_type_name(value)}",
+    )
 
 
 def _empty(spec: FieldSpec, message: str, path: str) -> Issue:
-    return make_issue("required-field-empty", path, f"required field `{spec.name}` is empty (A2A v1.0 "
-                      f"{message}); proto3 treats an empty value as unset, so give it a value")
+    return make_issue(
+        "required-field-empty",
+        path,
+        f"required field `{spec.name}` is empty (A2A v1.0 "
+        f"{message}); proto3 treats an empty value as unset, so give it a value",
+    )
 
 
 def _check_oneofs(obj: dict[str, Any], plan: MessagePlan, message: str, path: str, issues: list[Issue]) -> None:
     for group, members in plan.oneofs:
         chosen = [name for name in members if obj.get(name) is not None]
         if len(chosen) > 1:
-            issues.append(make_issue("oneof-conflict", path, f"sets {', '.join(f'`{n}`' for n in chosen)}; "
-                                     f"A2A v1.0 {message} allows only one of them"))
+            issues.append(
+                make_issue(
+                    "oneof-conflict",
+                    path,
+                    f"sets {', '.join(f'`{n}`' for n in chosen)}; A2A v1.0 {message} allows only one of them",
+                )
+            )
         elif not chosen and (message, group) in ONEOF_MUST_BE_SET:
             issues.append(make_issue("oneof-missing", path, _oneof_missing_message(obj, message, members)))
 
@@ -247,6 +303,8 @@ def _check_oneofs(obj: dict[str, Any], plan: MessagePlan, message: str, path: st
 def _oneof_missing_message(obj: dict[str, Any], message: str, members: tuple[str, ...]) -> str:
     text = f"sets none of {', '.join(f'`{n}`' for n in members)}; an A2A v1.0 {message} needs one"
     if message == "SecurityScheme" and "type" in obj:
-        text += f" (`type: {obj['type']}` is the v0.3 shape; v1.0 wraps the scheme, e.g. " \
-                "{\"openIdConnectSecurityScheme\": {\"openIdConnectUrl\": …}})"
+        text += (
+            f" (`type: {obj['type']}` is the v0.3 shape; v1.0 wraps the scheme, e.g. "
+            '{"openIdConnectSecurityScheme": {"openIdConnectUrl": …}})'
+        )
     return text

@@ -42,8 +42,14 @@ DEFAULT_LIMITS = CardLimits()
 def check_card_bytes(size: int, limits: CardLimits) -> list[Issue]:
     if size <= limits.max_card_bytes:
         return []
-    return [make_issue("limit-card-bytes", "", f"the card is {size} bytes; this registry accepts at most "
-                       f"{limits.max_card_bytes} bytes, so it was not validated further")]
+    return [
+        make_issue(
+            "limit-card-bytes",
+            "",
+            f"the card is {size} bytes; this registry accepts at most "
+            f"{limits.max_card_bytes} bytes, so it was not validated further",
+        )
+    ]
 
 
 def check_depth_and_strings(card: Any, limits: CardLimits, size: int | None = None) -> list[Issue]:
@@ -60,23 +66,35 @@ def check_depth_and_strings(card: Any, limits: CardLimits, size: int | None = No
     for path, value, depth in _walk(card):
         if depth > limits.max_depth and not too_deep_reported:
             too_deep_reported = True
-            issues.append(make_issue("limit-depth", path, f"the card nests {depth} levels deep here; "
-                                     f"at most {limits.max_depth} are accepted"))
+            issues.append(
+                make_issue(
+                    "limit-depth",
+                    path,
+                    f"the card nests {depth} levels deep here; at most {limits.max_depth} are accepted",
+                )
+            )
         if isinstance(value, str) and len(value) > limits.max_string_length:
             issues.append(_too_long(path, "string", len(value), limits))
         elif isinstance(value, dict):
-            issues += [_too_long(child(path, key), "key", len(key), limits)
-                       for key in value if len(key) > limits.max_string_length]
+            issues += [
+                _too_long(child(path, key), "key", len(key), limits)
+                for key in value
+                if len(key) > limits.max_string_length
+            ]
     return issues
 
 
 def _too_long(path: str, noun: str, length: int, limits: CardLimits) -> Issue:
-    return make_issue("limit-string-length", path, f"this {noun} has {length} characters; "
-                      f"at most {limits.max_string_length} are accepted")
+    return make_issue(
+        "limit-string-length",
+        path,
+        f"this {noun} has {length} characters; at most {limits.max_string_length} are accepted",
+    )
 
 
 # The common case is answered without building a pointer for every value (validation is on the
 # registration hot path): pointers are built by `_walk` only when something is over a limit.
+
 
 def _within_depth(root: Any, max_depth: int) -> bool:
     """No value deeper than max_depth, walking containers level by level. `type(...) is` rather
@@ -125,15 +143,19 @@ def _walk(root: Any) -> Iterator[tuple[str, Any, int]]:
 
 def check_counts(card: dict[str, Any], limits: CardLimits) -> list[Issue]:
     """Counts the registry indexes per card: skills, tags, examples, interfaces, modes, schemes, signatures."""
-    issues = _counts(card, (), (
-        ("supportedInterfaces", limits.max_interfaces, "limit-interfaces", "interfaces"),
-        ("additionalInterfaces", limits.max_interfaces, "limit-interfaces", "interfaces"),
-        ("skills", limits.max_skills, "limit-skills", "skills"),
-        ("securitySchemes", limits.max_security_schemes, "limit-security-schemes", "security schemes"),
-        ("signatures", limits.max_signatures, "limit-signatures", "signatures"),
-        ("defaultInputModes", limits.max_modes, "limit-modes", "modes"),
-        ("defaultOutputModes", limits.max_modes, "limit-modes", "modes"),
-    ))
+    issues = _counts(
+        card,
+        (),
+        (
+            ("supportedInterfaces", limits.max_interfaces, "limit-interfaces", "interfaces"),
+            ("additionalInterfaces", limits.max_interfaces, "limit-interfaces", "interfaces"),
+            ("skills", limits.max_skills, "limit-skills", "skills"),
+            ("securitySchemes", limits.max_security_schemes, "limit-security-schemes", "security schemes"),
+            ("signatures", limits.max_signatures, "limit-signatures", "signatures"),
+            ("defaultInputModes", limits.max_modes, "limit-modes", "modes"),
+            ("defaultOutputModes", limits.max_modes, "limit-modes", "modes"),
+        ),
+    )
     skills = card.get("skills")
     if isinstance(skills, list):
         per_skill = (
@@ -148,12 +170,18 @@ def check_counts(card: dict[str, Any], limits: CardLimits) -> list[Issue]:
     return issues
 
 
-def _counts(holder: dict[str, Any], where: tuple[str | int, ...],
-            bounds: tuple[tuple[str, int, str, str], ...]) -> list[Issue]:
+def _counts(
+    holder: dict[str, Any], where: tuple[str | int, ...], bounds: tuple[tuple[str, int, str, str], ...]
+) -> list[Issue]:
     issues: list[Issue] = []
     for name, maximum, rule, noun in bounds:
         value = holder.get(name)
         if isinstance(value, (list, dict)) and len(value) > maximum:
-            issues.append(make_issue(rule, pointer(*where, name), f"{len(value)} {noun} declared here; this "
-                                     f"registry accepts at most {maximum}"))
+            issues.append(
+                make_issue(
+                    rule,
+                    pointer(*where, name),
+                    f"{len(value)} {noun} declared here; this registry accepts at most {maximum}",
+                )
+            )
     return issues

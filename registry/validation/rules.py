@@ -40,7 +40,9 @@ RULES: dict[str, Rule] = {
     "foreign-version-field": Rule(WARNING, "fields belong to the detected version, not another one"),
     # Hybrid 1.0 + 0.3 cards.
     "compat-schema": Rule(WARNING, "the 0.3 compatibility fields of a hybrid card pass the v0.3.0 schema"),
-    "compat-interface-mismatch": Rule(WARNING, "a hybrid's `url`/`preferredTransport` is one of its supportedInterfaces"),
+    "compat-interface-mismatch": Rule(
+        WARNING, "a hybrid's `url`/`preferredTransport` is one of its supportedInterfaces"
+    ),
     # Transports and URLs (A2A v0.3 §5.6, §3.1, §4.1).
     "preferred-transport-missing": Rule(WARNING, "a v0.3 card declares `preferredTransport` (§5.6.1)"),
     "transport-unknown": Rule(WARNING, "transports are JSONRPC, GRPC or HTTP+JSON (§5.5.5; case-sensitive)"),
@@ -52,7 +54,9 @@ RULES: dict[str, Rule] = {
     "url-insecure": Rule(WARNING, "URLs use https in production (§4.1)"),
     # Content.
     "skill-id-duplicate": Rule(ERROR, "skill ids are unique within the card (§5.5.4)"),
-    "security-scheme-undeclared": Rule(ERROR, "security requirements name schemes declared in `securitySchemes` (OpenAPI 3.0)"),
+    "security-scheme-undeclared": Rule(
+        ERROR, "security requirements name schemes declared in `securitySchemes` (OpenAPI 3.0)"
+    ),
     "security-requirement-shape": Rule(ERROR, "v1.0 security requirements use {schemes: {name: {list: [...]}}}"),
     "media-type-invalid": Rule(WARNING, "input/output modes are media types such as text/plain (§5.5)"),
     "tag-blank": Rule(WARNING, "skill tags are not blank"),

@@ -103,8 +103,11 @@ def _strip_annotations(node: Any, names: bool = False) -> Any:
         return node
     if names:  # a map of property names to subschemas: every key is kept
         return {key: _strip_annotations(value) for key, value in node.items()}
-    return {key: _strip_annotations(value, names=key in _NAME_MAPS)
-            for key, value in node.items() if key not in _ANNOTATIONS}
+    return {
+        key: _strip_annotations(value, names=key in _NAME_MAPS)
+        for key, value in node.items()
+        if key not in _ANNOTATIONS
+    }
 
 
 def _pruning_properties(fast_checks: dict[int, Check]) -> Callable[..., Iterator[Any]]:

@@ -12,6 +12,7 @@ from registry.validation.report import Issue, make_issue, unique_in_order
 from registry.validation.schema_store import card_validator
 
 _MAX_QUOTED = 80  # jsonschema messages quote whole instances; keep ours short and to the point
+_JSON_TYPE_NAMES: dict[type, str] = {dict: "an object", list: "an array", str: "a string"}
 
 
 def schema_issues(card: dict[str, Any], version: str) -> list[Issue]:
@@ -24,8 +25,9 @@ def compat_schema_issues(card: dict[str, Any], version: str) -> list[Issue]:
     """The same check for a hybrid's 0.3 view, reported as warnings: the v1.0 part decides validity,
     but a 0.3 client reading these fields may still fail on them."""
     return [
-        make_issue("compat-schema", issue.path, f"0.3 compatibility view: {issue.message}; "
-                   "0.3 clients may reject this card")
+        make_issue(
+            "compat-schema", issue.path, f"0.3 compatibility view: {issue.message}; 0.3 clients may reject this card"
+        )
         for issue in schema_issues(card, version)
     ]
 
@@ -37,24 +39,31 @@ def json_type_name(value: Any) -> str:
         return "a number"
     if value is None:
         return "null"
-    return {dict: "an object", list: "an array", str: "a string"}.get(type(value), type(value).__name__)
+    return _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
 
 
 def issues_for_error(error: ValidationError, version: str) -> Iterator[Issue]:
     """The issues one jsonschema error stands for (one `required` error can name several fields)."""
     path = pointer(*error.absolute_path)
     keyword = error.validator
+    # Typed "maybe unset" because a hand-made error may lack them; iter_errors always sets them.
+    value: Any = error.validator_value
     if keyword == "required":
         yield from _missing_fields(error, path, version)
     elif keyword == "type":
-        expected = error.validator_value
-        names = " or ".join(expected) if isinstance(expected, list) else expected
-        yield make_issue("wrong-type", path, f"must be {_article(names)} (A2A v{version} schema), "
-                         f"not {json_type_name(error.instance)}")
+        names = " or ".join(value) if isinstance(value, list) else value
+        yield make_issue(
+            "wrong-type",
+            path,
+            f"must be {_article(names)} (A2A v{version} schema), not {json_type_name(error.instance)}",
+        )
     elif keyword in ("enum", "const"):
-        allowed = error.validator_value if keyword == "enum" else [error.validator_value]
-        yield make_issue("value-not-allowed", path, f"{_quote(error.instance)} is not allowed here; "
-                         f"A2A v{version} accepts {_one_of(allowed)}")
+        allowed = value if keyword == "enum" else [value]
+        yield make_issue(
+            "value-not-allowed",
+            path,
+            f"{_quote(error.instance)} is not allowed here; A2A v{version} accepts {_one_of(allowed)}",
+        )
     elif keyword in ("anyOf", "oneOf"):
         yield from _variant_issues(error, path, version)
     else:
@@ -65,22 +74,27 @@ def _missing_fields(error: ValidationError, path: str, version: str) -> Iterator
     # jsonschema raises one error per missing name; each yields all of them and the report
     # drops the repeats, which avoids parsing names back out of jsonschema's messages.
     present = error.instance if isinstance(error.instance, dict) else {}
-    for name in error.validator_value:
+    names: Any = error.validator_value  # set by iter_errors (see issues_for_error)
+    for name in names:
         if name not in present:
-            yield make_issue("required-field-missing", child(path, name),
-                             f"required field `{name}` is missing (A2A v{version} schema)")
+            yield make_issue(
+                "required-field-missing",
+                child(path, name),
+                f"required field `{name}` is missing (A2A v{version} schema)",
+            )
 
 
 def _variant_issues(error: ValidationError, path: str, version: str) -> Iterator[Issue]:
     """A union such as SecurityScheme: report the errors of the variant the `type` field picks,
     or what `type` may be, instead of jsonschema's 'not valid under any of the given schemas'."""
-    variants = error.validator_value
-    discriminators = [_discriminator(variant) for variant in variants]
+    variants: Any = error.validator_value  # set by iter_errors (see issues_for_error)
+    discriminators = [kind for kind in map(_discriminator, variants) if kind]
     if not isinstance(error.instance, dict) and all(_is_object_schema(variant) for variant in variants):
-        yield make_issue("wrong-type", path, f"must be an object (A2A v{version} schema), "
-                         f"not {json_type_name(error.instance)}")
+        yield make_issue(
+            "wrong-type", path, f"must be an object (A2A v{version} schema), not {json_type_name(error.instance)}"
+        )
         return
-    if isinstance(error.instance, dict) and all(discriminators):
+    if isinstance(error.instance, dict) and len(discriminators) == len(variants):
         chosen = error.instance.get("type")
         if chosen not in discriminators:
             yield from _bad_discriminator(error.instance, path, discriminators, version)
@@ -90,17 +104,26 @@ def _variant_issues(error: ValidationError, path: str, version: str) -> Iterator
             if sub_error.relative_schema_path and sub_error.relative_schema_path[0] == branch:
                 yield from issues_for_error(sub_error, version)
         return
-    yield make_issue("no-matching-variant", path, f"matches none of the {len(variants)} allowed shapes "
-                     f"(A2A v{version} schema): {_shorten(error.message, 200)}")
+    yield make_issue(
+        "no-matching-variant",
+        path,
+        f"matches none of the {len(variants)} allowed shapes (A2A v{version} schema): {_shorten(error.message, 200)}",
+    )
 
 
 def _bad_discriminator(instance: dict[str, Any], path: str, kinds: list[str], version: str) -> Iterator[Issue]:
     if "type" not in instance:
-        yield make_issue("required-field-missing", child(path, "type"),
-                         f"required field `type` is missing; A2A v{version} accepts {_one_of(kinds)}")
+        yield make_issue(
+            "required-field-missing",
+            child(path, "type"),
+            f"required field `type` is missing; A2A v{version} accepts {_one_of(kinds)}",
+        )
     else:
-        yield make_issue("value-not-allowed", child(path, "type"), f"{_quote(instance['type'])} is not "
-                         f"allowed here; A2A v{version} accepts {_one_of(kinds)}")
+        yield make_issue(
+            "value-not-allowed",
+            child(path, "type"),
+            f"{_quote(instance['type'])} is not allowed here; A2A v{version} accepts {_one_of(kinds)}",
+        )
 
 
 def _discriminator(variant: Any) -> str | None:

@@ -90,8 +90,9 @@ def _interfaces(card: dict[str, Any], flavor: str, card_version: str | None) -> 
     found: list[InterfaceSummary] = []
     main_url = _text(card.get("url"))
     if main_url:
-        found.append(InterfaceSummary(main_url, _text(card.get("preferredTransport")) or DEFAULT_TRANSPORT,
-                                      card_version))
+        found.append(
+            InterfaceSummary(main_url, _text(card.get("preferredTransport")) or DEFAULT_TRANSPORT, card_version)
+        )
     for entry in _objects(card.get("additionalInterfaces")):
         url, transport = _text(entry.get("url")), _text(entry.get("transport")) or DEFAULT_TRANSPORT
         if url and InterfaceSummary(url, transport, card_version) not in found:

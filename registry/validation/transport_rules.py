@@ -51,15 +51,24 @@ def check_url(value: Any, where: Where, *, grpc: bool = False, required: bool = 
         parts, host = None, None
     if parts is None or not parts.scheme or not host or _WHITESPACE.search(value):
         hint = " (e.g. https://agent.example.com/a2a)" if not grpc else " (e.g. grpc://agent.example.com:443)"
-        return [make_issue("url-invalid", pointer(*where), f"\"{value}\" is not an absolute URL{hint}")]
+        return [make_issue("url-invalid", pointer(*where), f'"{value}" is not an absolute URL{hint}')]
     allowed = _GRPC_SCHEMES if grpc else _HTTP_SCHEMES
     scheme = parts.scheme.lower()
     if scheme not in allowed:
-        return [make_issue("url-scheme", pointer(*where), f"the {scheme}: scheme is not allowed here; use "
-                           f"{' or '.join(sorted(allowed))} (A2A §3.1: all A2A traffic is HTTP(S))")]
+        return [
+            make_issue(
+                "url-scheme",
+                pointer(*where),
+                f"the {scheme}: scheme is not allowed here; use "
+                f"{' or '.join(sorted(allowed))} (A2A §3.1: all A2A traffic is HTTP(S))",
+            )
+        ]
     if scheme == "http":
-        return [make_issue("url-insecure", pointer(*where), f"\"{value}\" is plain http; production agents must "
-                           "use https (A2A §4.1)")]
+        return [
+            make_issue(
+                "url-insecure", pointer(*where), f'"{value}" is plain http; production agents must use https (A2A §4.1)'
+            )
+        ]
     return []
 
 
@@ -67,9 +76,12 @@ def transport_name_issues(value: Any, where: Where) -> list[Issue]:
     if not isinstance(value, str) or value in CORE_TRANSPORTS:
         return []
     same_letters = [core for core in CORE_TRANSPORTS if core.lower() == value.lower()]
-    hint = f"; names are case-sensitive: use \"{same_letters[0]}\"" if same_letters else \
-        f"; the core transports are {', '.join(CORE_TRANSPORTS)} (others are extensions, §3.2.4)"
-    return [make_issue("transport-unknown", pointer(*where), f"\"{value}\" is not a core A2A transport{hint}")]
+    hint = (
+        f'; names are case-sensitive: use "{same_letters[0]}"'
+        if same_letters
+        else f"; the core transports are {', '.join(CORE_TRANSPORTS)} (others are extensions, §3.2.4)"
+    )
+    return [make_issue("transport-unknown", pointer(*where), f'"{value}" is not a core A2A transport{hint}')]
 
 
 def _v1_interface_issues(interfaces: Any) -> list[Issue]:
@@ -79,14 +91,20 @@ def _v1_interface_issues(interfaces: Any) -> list[Issue]:
         binding = interface.get("protocolBinding")
         issues += transport_name_issues(binding, ("supportedInterfaces", index, "protocolBinding"))
         issues += check_url(interface.get("url"), ("supportedInterfaces", index, "url"), grpc=binding == "GRPC")
-        issues += _interface_version_issues(interface.get("protocolVersion"),
-                                            ("supportedInterfaces", index, "protocolVersion"))
-        identity = tuple(str(interface.get(key) or "") for key in ("url", "protocolBinding", "protocolVersion",
-                                                                   "tenant"))
+        issues += _interface_version_issues(
+            interface.get("protocolVersion"), ("supportedInterfaces", index, "protocolVersion")
+        )
+        identity = tuple(
+            str(interface.get(key) or "") for key in ("url", "protocolBinding", "protocolVersion", "tenant")
+        )
         if identity in seen:
-            issues.append(make_issue("interface-duplicate", pointer("supportedInterfaces", index), "this interface "
-                                     "repeats an earlier entry (same url, protocolBinding, protocolVersion and "
-                                     "tenant)"))
+            issues.append(
+                make_issue(
+                    "interface-duplicate",
+                    pointer("supportedInterfaces", index),
+                    "this interface repeats an earlier entry (same url, protocolBinding, protocolVersion and tenant)",
+                )
+            )
         seen.add(identity)
     return issues
 
@@ -96,12 +114,23 @@ def _interface_version_issues(value: Any, where: Where) -> list[Issue]:
         return []  # missing or empty is a REQUIRED-field issue
     version = parse_version(value)
     if version is None:
-        return [make_issue("protocol-version-unknown", pointer(*where), f"\"{value}\" is not a Major.Minor version "
-                           "such as \"1.0\" or \"0.3\"")]
+        return [
+            make_issue(
+                "protocol-version-unknown",
+                pointer(*where),
+                f'"{value}" is not a Major.Minor version such as "1.0" or "0.3"',
+            )
+        ]
     if version[0] >= 1 and value.count(".") == 2:
-        return [make_issue("protocol-version-patch", pointer(*where), f"declare \"{version[0]}.{version[1]}\": patch "
-                           "numbers should not appear in Agent Cards and never affect compatibility "
-                           "(A2A v1.0 §3.6)")]
+        return [
+            make_issue(
+                "protocol-version-patch",
+                pointer(*where),
+                f'declare "{version[0]}.{version[1]}": patch '
+                "numbers should not appear in Agent Cards and never affect compatibility "
+                "(A2A v1.0 §3.6)",
+            )
+        ]
     return []
 
 
@@ -113,14 +142,22 @@ def _compat_interface_issues(card: dict[str, Any]) -> list[Issue]:
     issues += transport_name_issues(card.get("preferredTransport"), ("preferredTransport",))
     transport = card.get("preferredTransport", DEFAULT_TRANSPORT)
     interfaces = [interface for _, interface in object_items(card.get("supportedInterfaces"))]
-    if isinstance(url, str) and interfaces and not any(
-        i.get("url") == url and i.get("protocolBinding") == transport for i in interfaces
+    if (
+        isinstance(url, str)
+        and interfaces
+        and not any(i.get("url") == url and i.get("protocolBinding") == transport for i in interfaces)
     ):
-        issues.append(make_issue("compat-interface-mismatch", "/url", f"the 0.3 view points to {transport} "
-                                 f"at \"{url}\", which no entry of `supportedInterfaces` declares"))
+        issues.append(
+            make_issue(
+                "compat-interface-mismatch",
+                "/url",
+                f'the 0.3 view points to {transport} at "{url}", which no entry of `supportedInterfaces` declares',
+            )
+        )
     for index, interface in object_items(card.get("additionalInterfaces")):
-        issues += check_url(interface.get("url"), ("additionalInterfaces", index, "url"),
-                            grpc=interface.get("transport") == "GRPC")
+        issues += check_url(
+            interface.get("url"), ("additionalInterfaces", index, "url"), grpc=interface.get("transport") == "GRPC"
+        )
     return issues
 
 
@@ -130,8 +167,13 @@ def _v03_transport_issues(card: dict[str, Any], flavor: str) -> list[Issue]:
     issues = check_url(url, ("url",), grpc=preferred == "GRPC", required=True)
     issues += transport_name_issues(preferred, ("preferredTransport",))
     if preferred is None and flavor == "0.3":
-        issues.append(make_issue("preferred-transport-missing", "/preferredTransport", "A2A §5.6.1 requires "
-                                 "`preferredTransport`; clients will assume JSONRPC at `url`"))
+        issues.append(
+            make_issue(
+                "preferred-transport-missing",
+                "/preferredTransport",
+                "A2A §5.6.1 requires `preferredTransport`; clients will assume JSONRPC at `url`",
+            )
+        )
     declared = _additional_interfaces(card.get("additionalInterfaces"), issues)
     transport = DEFAULT_TRANSPORT if preferred is None else preferred
     if isinstance(url, str) and isinstance(transport, str) and "additionalInterfaces" in card:
@@ -147,8 +189,13 @@ def _additional_interfaces(interfaces: Any, issues: list[Issue]) -> list[tuple[A
         issues += transport_name_issues(transport, ("additionalInterfaces", index, "transport"))
         issues += check_url(url, ("additionalInterfaces", index, "url"), grpc=transport == "GRPC", required=True)
         if (url, transport) in declared:
-            issues.append(make_issue("interface-duplicate", pointer("additionalInterfaces", index),
-                                     "this interface repeats an earlier entry"))
+            issues.append(
+                make_issue(
+                    "interface-duplicate",
+                    pointer("additionalInterfaces", index),
+                    "this interface repeats an earlier entry",
+                )
+            )
         declared.append((url, transport))
     return declared
 
@@ -160,12 +207,24 @@ def _main_url_consistency(url: str, transport: str, declared: list[tuple[Any, An
     at_main_url = {transport_ for url_, transport_ in declared if url_ == url and isinstance(transport_, str)}
     if at_main_url and transport not in at_main_url:
         listed = ", ".join(sorted(str(t) for t in at_main_url))
-        return [make_issue("transport-conflict", "/url", f"`url` serves {transport} (preferredTransport), but "
-                           f"`additionalInterfaces` declares it as {listed} (A2A §5.6.4)")]
+        return [
+            make_issue(
+                "transport-conflict",
+                "/url",
+                f"`url` serves {transport} (preferredTransport), but "
+                f"`additionalInterfaces` declares it as {listed} (A2A §5.6.4)",
+            )
+        ]
     if transport not in at_main_url:
-        return [make_issue("interface-completeness", "/additionalInterfaces", f"should include "
-                           f"{{\"url\": \"{url}\", \"transport\": \"{transport}\"}}, the main url and "
-                           "preferredTransport (A2A §5.6.4)")]
+        return [
+            make_issue(
+                "interface-completeness",
+                "/additionalInterfaces",
+                f"should include "
+                f'{{"url": "{url}", "transport": "{transport}"}}, the main url and '
+                "preferredTransport (A2A §5.6.4)",
+            )
+        ]
     return []
 
 
@@ -196,6 +255,10 @@ def _security_scheme_url_issues(scheme: Any, where: Where) -> list[Issue]:
     if isinstance(flows, dict):
         for flow_name, flow in flows.items():
             if isinstance(flow, dict):
-                issues += [issue for key, value in flow.items() if key.endswith("Url")
-                           for issue in check_url(value, (*where, "flows", flow_name, key))]
+                issues += [
+                    issue
+                    for key, value in flow.items()
+                    if key.endswith("Url")
+                    for issue in check_url(value, (*where, "flows", flow_name, key))
+                ]
     return issues

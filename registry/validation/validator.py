@@ -30,8 +30,11 @@ def validate_card(card: object, *, limits: CardLimits | None = None, raw_size: i
     """
     limits = limits or DEFAULT_LIMITS
     if not isinstance(card, dict):
-        return ValidationReport(None, None, [make_issue(
-            "card-not-object", "", f"an Agent Card is a JSON object, not {json_type_name(card)}")])
+        return ValidationReport(
+            None,
+            None,
+            [make_issue("card-not-object", "", f"an Agent Card is a JSON object, not {json_type_name(card)}")],
+        )
     detection, issues = detect(card)
     size = raw_size if raw_size is not None else _compact_size(card)
     too_large = check_card_bytes(size, limits) if size is not None else []

@@ -20,7 +20,7 @@ from registry.validation.schema_store import SCHEMA_VERSIONS, card_properties
 _KNOWN_MISTAKES = {
     # The v1.0 spec's migration appendix A.2.2 calls the legacy field by this name.
     "supportsExtendedAgentCard": "v0.3 uses `supportsAuthenticatedExtendedCard`, v1.0 uses "
-                                 "`capabilities.extendedAgentCard`",
+    "`capabilities.extendedAgentCard`",
 }
 
 
@@ -52,8 +52,12 @@ def _stranger(name: str, known: frozenset[str], detection: Detection) -> Issue:
     judged_as = f"v{detection.protocol_version or detection.schema_version}"
     elsewhere = [version for version, fields in _fields_by_version().items() if name in fields]
     if elsewhere:
-        return make_issue("foreign-version-field", path, f"`{name}` is a field of A2A {', '.join(elsewhere)}, "
-                          f"but this card is judged as {judged_as}; its clients ignore it")
+        return make_issue(
+            "foreign-version-field",
+            path,
+            f"`{name}` is a field of A2A {', '.join(elsewhere)}, "
+            f"but this card is judged as {judged_as}; its clients ignore it",
+        )
     if name in _KNOWN_MISTAKES:
         return make_issue("unknown-field", path, f"`{name}` is not an A2A field: {_KNOWN_MISTAKES[name]}")
     camel = [field for field in sorted(known) if proto_name(field) == name]
@@ -65,7 +69,13 @@ def _capability_issues(capabilities: Any, detection: Detection) -> list[Issue]:
     if not isinstance(capabilities, dict):
         return []
     if "extendedAgentCard" in capabilities and not (detection.flavor or "").startswith("1.0"):
-        return [make_issue("foreign-version-field", "/capabilities/extendedAgentCard", "`capabilities."
-                           "extendedAgentCard` is a v1.0 field; a 0.x card declares "
-                           "`supportsAuthenticatedExtendedCard` at its top level")]
+        return [
+            make_issue(
+                "foreign-version-field",
+                "/capabilities/extendedAgentCard",
+                "`capabilities."
+                "extendedAgentCard` is a v1.0 field; a 0.x card declares "
+                "`supportsAuthenticatedExtendedCard` at its top level",
+            )
+        ]
     return []

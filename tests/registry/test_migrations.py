@@ -1,183 +1,183 @@
-"""The migrations build exactly the schema the models describe, on SQLite and PostgreSQL."""
+"""The baseline migration builds exactly the schema the models describe, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import ast
 import random
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import text
+from sqlalchemy import Engine, create_engine, event, inspect, text
 
-from registry.migrate import is_current
+import migrations
+from registry.migrate import UnknownSchemaRevision, current_revisions, downgrade, is_current, upgrade
 from registry.schema import Base
 from tests.support.cards import make_card
 
+MIGRATIONS = Path(migrations.__file__).parent
+APPLICATION = {"registry", "signing", "cli"}
+LZ4_AVAILABLE = text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'")
 
-def test_database_is_at_head_and_matches_the_models(services):
-    assert is_current(services.engine)
-    with services.engine.connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+
+def differences_from_the_models(engine: Engine) -> list[object]:
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True, "compare_server_default": True})
+        diff = compare_metadata(context, Base.metadata)
     # The text index tables are created by the migration outside the models on purpose.
     diff = [d for d in diff if not (d[0] == "remove_table" and d[1].name.startswith(("agent_fts", "agent_search")))]
-    diff = [d for d in diff if not (d[0] == "remove_index" and d[1].name.startswith("ix_agent_search_document"))]
-    assert diff == []
+    return [d for d in diff if not (d[0] == "remove_index" and d[1].name.startswith("ix_agent_search_document"))]
+
+
+def fresh_auth(services) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """A token for a schema built anew: the fixture's principal went with the old tables."""
+    return {"Authorization": f"Bearer {services.tokens.create('carol', ['agents:write']).token}"}
+
+
+def register(client, auth, name: str, **card) -> None:  # type: ignore[no-untyped-def]
+    body = {
+        "card": make_card(name, **card),
+        "cardUrl": f"https://{name.lower().replace(' ', '-')}.example.com/card.json",
+    }
+    response = client.post("/v1/agents", json=body, headers=auth)
+    assert response.status_code == 201, response.get_json()
+
+
+def test_database_is_at_the_baseline_and_matches_the_models_types_and_defaults_included(services):  # type: ignore[no-untyped-def]
+    assert is_current(services.engine)
+    assert current_revisions(services.engine) == {"0001_baseline"}
+    assert differences_from_the_models(services.engine) == []
+
+
+def test_downgrading_the_baseline_removes_everything_and_upgrading_again_builds_the_models(services, client, auth):  # type: ignore[no-untyped-def]
+    register(client, auth, "Before Downgrade", tags=["gone"])
+    downgrade(services.engine, "base")
+    try:
+        assert set(inspect(services.engine).get_table_names()) <= {"alembic_version"}
+        assert current_revisions(services.engine) == frozenset()
+    finally:
+        upgrade(services.engine)
+
+    assert differences_from_the_models(services.engine) == []
+    assert client.get("/v1/agents?tag=gone").get_json()["items"] == []
+    register(client, fresh_auth(services), "After Upgrade", tags=["back"])
+    assert [a["name"] for a in client.get("/v1/agents?q=upgrade").get_json()["items"]] == ["After Upgrade"]
+
+
+def test_a_migration_that_fails_halfway_leaves_the_database_as_it_was_and_can_be_retried(services, client):  # type: ignore[no-untyped-def]
+    downgrade(services.engine, "base")
+    tables = inspect(services.engine).get_table_names()
+
+    def fail_at_the_relay_tables(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
+        if statement.lstrip().startswith("CREATE TABLE relay_messages"):  # after the catalog's tables
+            raise RuntimeError("the disk filled up")
+
+    event.listen(services.engine, "before_cursor_execute", fail_at_the_relay_tables)
+    try:
+        with pytest.raises(RuntimeError, match="disk filled up"):
+            upgrade(services.engine)
+    finally:
+        event.remove(services.engine, "before_cursor_execute", fail_at_the_relay_tables)
+    try:
+        assert current_revisions(services.engine) == frozenset()
+        assert inspect(services.engine).get_table_names() == tables
+    finally:
+        upgrade(services.engine)
+
+    register(client, fresh_auth(services), "Retried", tags=["retried"])
+    assert client.get("/v1/tags?prefix=retried").get_json()["items"] == [{"tag": "retried", "count": 1}]
+
+
+def test_a_database_of_an_earlier_development_build_is_refused_and_left_as_it_was(tmp_path):  # type: ignore[no-untyped-def]
+    engine = create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL PRIMARY KEY)"))
+        conn.execute(text("INSERT INTO alembic_version VALUES ('0015_search_tables_maintenance')"))
+
+    with pytest.raises(UnknownSchemaRevision, match="0015_search_tables_maintenance.*recreate"):
+        upgrade(engine)
+    assert not is_current(engine)
+    assert inspect(engine).get_table_names() == ["alembic_version"]
+
+
+def test_the_versions_folder_holds_exactly_the_baseline():
+    revisions = sorted(path.name for path in (MIGRATIONS / "versions").glob("*.py") if path.name != "__init__.py")
+    assert revisions == ["0001_baseline.py"]
+
+
+@pytest.mark.parametrize("path", sorted(MIGRATIONS.rglob("*.py")), ids=lambda p: str(p.relative_to(MIGRATIONS)))
+def test_no_file_under_migrations_imports_the_application(path: Path):
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            imported.add(node.module.split(".")[0])
+    assert not imported & APPLICATION
 
 
 def test_a_large_profile_comes_back_intact_from_search_and_is_stored_with_lz4_on_postgresql(services, client, auth):  # type: ignore[no-untyped-def]
     # Descriptions that do not repeat, so the profile stays over PostgreSQL's ~2 KB compression
     # threshold once compressed and is stored out of line.
     words = [f"w{n * 7919 % 10007}" for n in range(1500)]
-    card = make_card("Big Agent", tags=["large-profile"], skills=4, description=" ".join(words))
-    response = client.post("/v1/agents", json={"card": card, "cardUrl": "https://big.example.com/card.json"}, headers=auth)
-    assert response.status_code == 201, response.get_json()
+    description = " ".join(words)
+    register(client, auth, "Big Agent", tags=["large-profile"], skills=4, description=description)
 
     listed = client.get("/v1/agents?tag=large-profile").get_json()["items"]
-    assert [item["description"] for item in listed] == [card["description"]]
+    assert [item["description"] for item in listed] == [description]
     if services.engine.dialect.name == "postgresql":
         with services.engine.connect() as conn:
-            lz4 = conn.scalar(text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"))
+            lz4 = conn.scalar(LZ4_AVAILABLE)
             method = conn.scalar(text("SELECT pg_column_compression(profile) FROM agents"))
         assert method == ("lz4" if lz4 else "pglz")
 
 
-def test_sqlite_keeps_the_terms_clustered_without_rowids_and_the_rebuild_keeps_every_term(services, client, auth):  # type: ignore[no-untyped-def]
-    from registry.migrate import downgrade, upgrade
-
-    for n, tags in enumerate([["rebuilt", "kept"], ["rebuilt"]]):
-        body = {"card": make_card(f"Terms {n}", tags=tags), "cardUrl": f"https://terms{n}.example.com/card.json"}
-        assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
-    before = client.get("/v1/agents?tag=rebuilt&tag=kept&match=any").get_json()["items"]
-
-    downgrade(services.engine, "0010_tag_counts")
-    upgrade(services.engine)
-
-    assert client.get("/v1/agents?tag=rebuilt&tag=kept&match=any").get_json()["items"] == before
-    assert len(before) == 2
-    if services.engine.dialect.name == "sqlite":
-        with services.engine.connect() as conn:
-            ddl = conn.scalar(text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'agent_terms'"))
-        assert ddl.rstrip().endswith("WITHOUT ROWID")
-
-
-def test_a_migration_that_fails_halfway_leaves_the_database_as_it_was_and_can_be_retried(services, client, auth):  # type: ignore[no-untyped-def]
-    import pytest
-    from sqlalchemy import event, inspect
-
-    from registry.migrate import current_revisions, downgrade, upgrade
-
-    body = {"card": make_card("Before", tags=["retried"]), "cardUrl": "https://before.example.com/card.json"}
-    assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
-    downgrade(services.engine, "0009_profile_lz4")
-    revisions = current_revisions(services.engine)
-
-    def fail_the_backfill(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
-        if statement.startswith("INSERT INTO tag_counts"):  # 0010: after it created its two tables
-            raise RuntimeError("the disk filled up")
-
-    event.listen(services.engine, "before_cursor_execute", fail_the_backfill)
-    try:
-        with pytest.raises(RuntimeError, match="disk filled up"):
-            upgrade(services.engine)
-    finally:
-        event.remove(services.engine, "before_cursor_execute", fail_the_backfill)
-    assert current_revisions(services.engine) == revisions
-    assert not {"tag_counts", "tag_count_deltas"} & set(inspect(services.engine).get_table_names())
-
-    upgrade(services.engine)
-    assert client.get("/v1/tags?prefix=retried").get_json()["items"] == [{"tag": "retried", "count": 1}]
-
-
-def test_0012_drops_the_terms_key_and_rebuilds_postgresql_text_vectors_from_the_documents(services, client, auth):  # type: ignore[no-untyped-def]
-    from sqlalchemy import inspect
-
-    from registry.migrate import downgrade, upgrade
-
-    body = {"card": make_card("Vector Agent", tags=["vectors"]), "cardUrl": "https://vector.example.com/card.json"}
-    assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
-    downgrade(services.engine, "0011_sqlite_terms_without_rowid")
-    assert [key["referred_table"] for key in inspect(services.engine).get_foreign_keys("agent_terms")] == ["agents"]
-    postgresql = services.engine.dialect.name == "postgresql"
-    if postgresql:  # a document as releases before 0012 stored it, vectorised by to_tsvector
-        with services.engine.begin() as conn:
-            conn.execute(text("UPDATE agent_search SET document = 'Vector Agent: Ünïcode d01-tag03 runs'"))
-        assert client.get("/v1/agents?q=unicode").get_json()["items"] == []  # to_tsvector keeps diacritics
-
-    upgrade(services.engine)
-
-    assert inspect(services.engine).get_foreign_keys("agent_terms") == []
-    assert [a["name"] for a in client.get("/v1/agents?tag=vectors").get_json()["items"]] == ["Vector Agent"]
-    found = [query for query in ("vector", "unicode", "tag03", "runs") if client.get(f"/v1/agents?q={query}").get_json()["items"]]
-    assert found == (["vector", "unicode", "tag03", "runs"] if postgresql else ["vector"])
-
-
-def test_0013_analyze_of_agents_keeps_statistics_only_for_what_queries_filter_on(services, client, auth):  # type: ignore[no-untyped-def]
-    from registry.migrate import downgrade, upgrade
-
-    if services.engine.dialect.name != "postgresql":
-        pytest.skip("PostgreSQL planner statistics")
-    for n in range(3):
-        body = {"card": make_card(f"Stats Agent {n}", tags=["stats"]), "cardUrl": f"https://stats{n}.example.com/card.json"}
-        assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
-    with services.engine.begin() as conn:
-        conn.execute(text("ANALYZE agents"))
-        analyzed = set(conn.scalars(text("SELECT attname FROM pg_stats WHERE tablename = 'agents' AND schemaname = current_schema()")))
-    assert {"status", "updated_at", "health_state", "next_probe_at", "card_url", "owner_id"} <= analyzed
-    assert not {"profile", "description", "interfaces", "tags"} & analyzed
-
-    def targets() -> dict[str, int]:
-        with services.engine.connect() as conn:
-            return dict(conn.execute(text("SELECT attname, attstattarget FROM pg_attribute "
-                                          "WHERE attrelid = 'agents'::regclass AND attname IN ('profile', 'status')")).all())
-
-    downgrade(services.engine, "0012_cheaper_index_writes")
-    assert targets() == {"profile": -1, "status": -1}
-    upgrade(services.engine)
-    assert targets() == {"profile": 0, "status": -1}
-
-
-def test_0014_compresses_an_agents_values_and_its_raw_card_with_lz4(services, client, auth):  # type: ignore[no-untyped-def]
-    from registry.migrate import downgrade, upgrade
-
+def test_an_agents_values_and_its_raw_card_are_compressed_with_lz4_on_postgresql(services, client, auth):  # type: ignore[no-untyped-def]
     if services.engine.dialect.name != "postgresql":
         pytest.skip("PostgreSQL compression")
     rng = random.Random(7)
     words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike oscar papa quebec".split()
     description = " ".join(rng.choice(words) for _ in range(400))  # compressed as well as the profile
+    register(client, auth, "Packed Agent", tags=["packed"], skills=5, description=description)
 
-    def register(n: int) -> tuple[str, str]:
-        card = make_card(f"Packed Agent {n}", tags=["packed"], skills=5, description=description)
-        body = {"card": card, "cardUrl": f"https://packed{n}.example.com/card.json"}
-        assert client.post("/v1/agents", json=body, headers=auth).status_code == 201
-        with services.engine.connect() as conn:
-            return tuple(conn.execute(text(
-                "SELECT pg_column_compression(a.description), pg_column_compression(c.raw) FROM agents a "
-                "JOIN agent_cards c ON c.agent_pk = a.pk WHERE a.name = :name"), {"name": f"Packed Agent {n}"}).one())
-
-    downgrade(services.engine, "0013_payload_statistics")
-    assert register(0) == ("pglz", "pglz")
-    upgrade(services.engine)
     with services.engine.connect() as conn:
-        lz4 = conn.scalar(text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"))
-    assert register(1) == (("lz4", "lz4") if lz4 else ("pglz", "pglz"))
-    assert [a["description"] for a in client.get("/v1/agents?tag=packed").get_json()["items"]] == [description] * 2
+        lz4 = conn.scalar(LZ4_AVAILABLE)
+        methods = conn.execute(
+            text(
+                "SELECT pg_column_compression(a.description), pg_column_compression(c.raw) FROM agents a "
+                "JOIN agent_cards c ON c.agent_pk = a.pk WHERE a.name = 'Packed Agent'"
+            )
+        ).one()
+    assert tuple(methods) == (("lz4", "lz4") if lz4 else ("pglz", "pglz"))
+    assert [a["description"] for a in client.get("/v1/agents?tag=packed").get_json()["items"]] == [description]
 
 
-def test_0015_leaves_the_search_tables_analyses_and_insert_vacuums_to_the_job(services):  # type: ignore[no-untyped-def]
-    from registry.migrate import downgrade, upgrade
-    from registry.catalog.planner_statistics import SEARCH_TABLES
-
+def test_autovacuum_of_the_search_tables_is_left_to_the_operator_on_postgresql(services):  # type: ignore[no-untyped-def]
     if services.engine.dialect.name != "postgresql":
         pytest.skip("PostgreSQL autovacuum")
+    with services.engine.connect() as conn:
+        options = {
+            table: conn.scalar(text("SELECT reloptions FROM pg_class WHERE oid = CAST(:t AS regclass)"), {"t": table})
+            for table in ("agents", "agent_terms", "agent_search", "relay_messages")
+        }
+    # The README's "PostgreSQL tuning" gives the settings for bulk imports; the relay's queue keeps its own.
+    assert options["agents"] is options["agent_terms"] is options["agent_search"] is None
+    assert "fillfactor=80" in options["relay_messages"]
 
-    def options() -> dict[str, list[str]]:
+
+def test_sqlite_keeps_the_terms_clustered_without_rowids_and_an_upgrade_at_the_baseline_keeps_every_term(
+    services, client, auth
+):  # type: ignore[no-untyped-def]
+    for n, tags in enumerate([["clustered", "kept"], ["clustered"]]):
+        register(client, auth, f"Terms {n}", tags=tags)
+    before = client.get("/v1/agents?tag=clustered&tag=kept&match=any").get_json()["items"]
+
+    upgrade(services.engine)  # what every start of the embedded default does
+
+    assert client.get("/v1/agents?tag=clustered&tag=kept&match=any").get_json()["items"] == before
+    assert len(before) == 2
+    if services.engine.dialect.name == "sqlite":
         with services.engine.connect() as conn:
-            return {table: sorted(conn.scalar(text("SELECT reloptions FROM pg_class WHERE oid = CAST(:t AS regclass)"), {"t": table}) or [])
-                    for table in ("agents", "agent_terms", "agent_search", "agent_cards")}
-
-    left_to_the_job = ["autovacuum_analyze_scale_factor=2", "autovacuum_vacuum_insert_scale_factor=2"]
-    assert options() == {**{table: left_to_the_job for table in SEARCH_TABLES}, "agent_cards": []}  # dead rows: autovacuum's as before
-    downgrade(services.engine, "0014_lz4_payload")
-    assert options() == {table: [] for table in ("agents", "agent_terms", "agent_search", "agent_cards")}
-    upgrade(services.engine)
-    assert options()["agent_terms"] == left_to_the_job
+            ddl = conn.scalar(text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'agent_terms'"))
+        assert ddl.rstrip().endswith("WITHOUT ROWID")

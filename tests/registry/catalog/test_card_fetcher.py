@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry.outbound import OutboundInvalidUrl, OutboundPolicy, OutboundRefused, SafeHttpClient
 from registry.catalog.fetcher import (
     AgentTimeout,
     AgentUnreachable,
@@ -23,6 +22,7 @@ from registry.catalog.fetcher import (
     card_candidates,
     parse_max_age,
 )
+from registry.outbound import OutboundInvalidUrl, OutboundPolicy, OutboundRefused, SafeHttpClient
 from tests.registry.outbound.loopback import (
     Exchange,
     LoopbackServer,

@@ -8,8 +8,7 @@ import threading
 
 from sqlalchemy import func, select, text
 
-from registry.migrate import downgrade, upgrade
-from registry.schema import TagCount, TagCountDelta
+from registry.catalog.models import TagCount, TagCountDelta
 from registry.catalog.tag_counts import TagCounts
 from tests.support.cards import make_card
 
@@ -29,7 +28,7 @@ def live_counts(services) -> dict[str, int]:  # type: ignore[no-untyped-def]
 
 
 def listed(services) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
-    return services.discovery.tags(1000)
+    return services.search.tags(1000)
 
 
 def random_card(rng: random.Random, name: str) -> dict:  # type: ignore[type-arg]
@@ -62,17 +61,17 @@ def test_tag_counts_stay_exact_through_every_kind_of_catalog_change(services, ac
             services.catalog.delete(actor, agent_id)
             ids.remove(agent_id)
         if step % 20 == 10:
-            services.catalog.tag_counts.fold(services.engine)
+            services.catalog.fold_tag_counts()
         tags = listed(services)
         assert dict(tags) == live_counts(services), f"after step {step}: {action}"
         assert [count for _, count in tags] == sorted((count for _, count in tags), reverse=True)
 
-    assert services.catalog.tag_counts.fold(services.engine) > 0
+    assert services.catalog.fold_tag_counts() > 0
     assert dict(listed(services)) == live_counts(services)
     with services.engine.connect() as conn:
         assert conn.scalar(select(func.count()).select_from(TagCountDelta)) == 0
         assert conn.scalar(select(func.min(TagCount.count))) > 0  # tags no active agent carries are gone
-    assert services.catalog.tag_counts.fold(services.engine) == 0
+    assert services.catalog.fold_tag_counts() == 0
 
 
 def test_a_deprecated_agent_leaves_the_counts_and_comes_back_when_reactivated(services, actor, client):  # type: ignore[no-untyped-def]
@@ -81,7 +80,7 @@ def test_a_deprecated_agent_leaves_the_counts_and_comes_back_when_reactivated(se
     services.catalog.update_status(actor, agent.id, "deprecated", "moved")
     services.catalog.update_status(actor, agent.id, "deprecated", "still moved")  # no change, counted once
     assert client.get("/v1/tags?prefix=solo").get_json()["items"] == []
-    services.catalog.tag_counts.fold(services.engine)
+    services.catalog.fold_tag_counts()
     services.catalog.update_status(actor, agent.id, "active", None)
     assert client.get("/v1/tags?prefix=solo").get_json()["items"] == [{"tag": "solo-tag", "count": 1}]
 
@@ -96,22 +95,8 @@ def test_a_tag_prefix_is_matched_literally_whatever_it_holds(services, actor, cl
 
     assert (tags("a_"), tags("50%"), tags("x/"), tags("x//"), tags("%"), tags("_")) == (
         ["a_b"], ["50%-off"], ["x//y", "x/y"], ["x//y"], [], [])
-    services.catalog.tag_counts.fold(services.engine)  # the folded counts are read the same way
+    services.catalog.fold_tag_counts()  # the folded counts are read the same way
     assert (tags("a_"), tags("50%"), tags("x//"), tags("%")) == (["a_b"], ["50%-off"], ["x//y"], [])
-
-
-def test_the_migration_fills_the_counts_from_the_agents_already_registered(services, actor):  # type: ignore[no-untyped-def]
-    for n, tags in enumerate([["alpha", "beta"], ["beta"], ["beta", "gamma"]]):
-        services.catalog.register_card(actor, make_card(f"Old {n}", tags=tags), f"https://old{n}.example.com/card.json")
-    deprecated = services.catalog.register_card(actor, make_card("Old 3", tags=["gamma"]), "https://old3.example.com/card.json")
-    services.catalog.update_status(actor, deprecated.agent.id, "deprecated", None)
-
-    downgrade(services.engine, "0009_profile_lz4")
-    upgrade(services.engine)
-
-    assert listed(services) == [("beta", 3), ("alpha", 1), ("gamma", 1)]
-    with services.engine.connect() as conn:
-        assert conn.scalar(select(func.count()).select_from(TagCountDelta)) == 0  # all from the backfill
 
 
 def test_the_worker_folds_the_deltas_with_the_tag_counts_job(services, actor, database_url):  # type: ignore[no-untyped-def]
@@ -119,7 +104,7 @@ def test_the_worker_folds_the_deltas_with_the_tag_counts_job(services, actor, da
 
     from cli.main import cli
     from cli.worker import JOB_CHOICES
-    from registry.jobs.schedule import JOB_NAMES
+    from registry.schedule import JOB_NAMES
 
     assert JOB_CHOICES == JOB_NAMES
     services.catalog.register_card(actor, make_card("Folded", tags=["one", "two"]), "https://folded.example.com/card.json")
@@ -168,17 +153,17 @@ def test_two_deletes_of_one_agent_at_once_take_its_tags_off_once(services, actor
 
 
 def test_a_new_card_and_a_deprecation_at_once_leave_the_agent_uncounted(services, actor, monkeypatch):  # type: ignore[no-untyped-def]
-    from registry.catalog import service as catalog_module
+    from registry.catalog import store as store_module
 
     agent = services.catalog.register_card(actor, make_card("Racing", tags=["old"]), "https://racing.example.com/card.json").agent
-    next_version, other = catalog_module._next_version, []
+    next_version, other = store_module._next_version, []
 
     def deprecate_meanwhile(conn, agent_pk):  # type: ignore[no-untyped-def]
         if not other:  # the new card's writer has read the agent's status; a deprecation arrives now
             other.append(_meanwhile(lambda: services.catalog.update_status(actor, agent.id, "deprecated", None)))
         return next_version(conn, agent_pk)
 
-    monkeypatch.setattr(catalog_module, "_next_version", deprecate_meanwhile)
+    monkeypatch.setattr(store_module, "_next_version", deprecate_meanwhile)
     services.catalog.replace_card(actor, agent.id, make_card("Racing", tags=["new"]))
     thread, errors = other[0]
     thread.join(60)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import string
 
-from registry.catalog.text_index import _LEXEMES, MAX_LEXEME, TextIndex, lexemes
+from registry.catalog.store_postgres import _LEXEMES, MAX_LEXEME, lexemes, vector
 
 
 def test_words_are_letters_and_digits_in_lower_case_without_diacritics():
@@ -25,5 +25,5 @@ def test_the_ascii_path_agrees_with_the_general_one():
 
 def test_long_words_are_cut_and_the_vector_lists_each_word_once():
     assert lexemes("x" * (MAX_LEXEME + 50) + " ÿ" * 2) == ["x" * MAX_LEXEME, "y", "y"]
-    assert TextIndex.vector("beta Alpha beta") == "'alpha' 'beta'"
-    assert TextIndex.vector("...") == ""
+    assert vector("beta Alpha beta") == "'alpha' 'beta'"
+    assert vector("...") == ""

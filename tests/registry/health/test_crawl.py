@@ -10,12 +10,12 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import select
 
+from registry.catalog import AgentQuery, CardFetcher, CatalogService
+from registry.container import catalog_store
+from registry.health import CrawlPolicy, CrawlService
 from registry.jobs import LeasedJob
 from registry.schema import Agent
-from registry.catalog.fetcher import CardFetcher
-from registry.catalog.service import CatalogService
-from registry.health.crawler import CrawlPolicy, CrawlService
-from registry.catalog.search import AgentQuery
+from registry.trust import NoTrust
 from tests.support.a2a_agents import SdkAgent
 from tests.support.cards import make_card, with_changes
 from tests.support.jobs import FakeClock, run_job
@@ -32,7 +32,7 @@ def clock() -> FakeClock:
 @pytest.fixture
 def crawler(services, clock) -> CrawlService:  # type: ignore[no-untyped-def]
     fetcher = CardFetcher(services.http, max_card_bytes=services.settings.max_card_bytes, clock=clock)
-    catalog = CatalogService(services.sessions, fetcher, services.limits, clock=clock)
+    catalog = CatalogService(catalog_store(services.engine), fetcher, services.limits, NoTrust(), clock=clock)
     return CrawlService(services.engine, fetcher, catalog, POLICY, lease_seconds=120, clock=clock, rng=random.Random(3))
 
 
@@ -68,7 +68,7 @@ def test_an_unchanged_real_agent_answers_304_and_is_next_crawled_after_its_max_a
     assert row.card_version == 1 and row.crawl_failures == 0 and row.crawled_at == clock.now
     assert row.crawl_etag and row.crawl_etag.startswith('W/"')  # the SDK's validator, sent back next time
     assert 7200 * 0.9 <= due_in(services, agent_id, clock) <= 7200 * 1.1
-    assert len(services.discovery.versions(agent_id)) == 1
+    assert len(services.search.versions(agent_id)) == 1
 
 
 def test_a_changed_card_becomes_the_current_version_and_the_index_follows(services, job, clock, actor, card_server):
@@ -84,8 +84,8 @@ def test_a_changed_card_becomes_the_current_version_and_the_index_follows(servic
     row = schedule(services, agent_id)
     assert (row.name, row.card_version, row.crawl_etag) == ("Weather Agent Pro", 2, '"v2"')
     assert 300 * 0.9 <= due_in(services, agent_id, clock) <= 300 * 1.1  # max-age 60 is below the floor
-    assert [a.id for a in services.discovery.search(AgentQuery(tags=("radar",))).agents] == [agent_id]
-    newest = services.discovery.versions(agent_id)[0]
+    assert [a.id for a in services.search.search(AgentQuery(tags=("radar",))).agents] == [agent_id]
+    newest = services.search.versions(agent_id)[0]
     assert newest["isCurrent"] and newest["source"] == "crawled"
     assert "/name" in newest["changes"]["changed"]
 
@@ -101,11 +101,11 @@ def test_an_invalid_card_is_kept_with_its_issues_but_does_not_replace_the_valid_
     clock.advance(POLICY.max_interval * 1.2)
     run_job(job)  # the same broken card again: recorded once, not twice
 
-    versions = services.discovery.versions(agent_id)
+    versions = services.search.versions(agent_id)
     assert [(v["version"], v["isCurrent"], v["valid"]) for v in versions] == [(2, False, False), (1, True, True)]
     assert versions[0]["issues"] and all({"path", "rule", "severity", "message"} <= set(i) for i in versions[0]["issues"])
     assert schedule(services, agent_id).card_version == 1
-    assert json.loads(services.discovery.card(agent_id).raw)["skills"]  # the valid card is still served
+    assert json.loads(services.search.card(agent_id).raw)["skills"]  # the valid card is still served
 
 
 def test_a_valid_card_after_an_invalid_one_takes_the_next_version(services, job, clock, actor, card_server):
@@ -117,7 +117,7 @@ def test_a_valid_card_after_an_invalid_one_takes_the_next_version(services, job,
     card_server.serve_json(CARD, with_changes(card, description="Fixed"))
     clock.advance(POLICY.max_interval * 1.2)
     run_job(job)
-    versions = services.discovery.versions(agent_id)
+    versions = services.search.versions(agent_id)
     assert [(v["version"], v["isCurrent"], v["valid"]) for v in versions] == [(3, True, True), (2, False, False), (1, False, True)]
     assert schedule(services, agent_id).card_version == 3
 

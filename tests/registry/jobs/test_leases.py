@@ -8,8 +8,8 @@ import datetime as dt
 import pytest
 from sqlalchemy import select, update
 
-from registry.schema import Agent
 from registry.health.service import PROBE_LEASE
+from registry.schema import Agent
 from tests.support.cards import make_card
 from tests.support.jobs import START
 

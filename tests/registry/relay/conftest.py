@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from registry.container import Services, jwks_fetcher, key_policy
-from registry.relay.agent_jwt import card_key_sources
-from registry.relay.wiring import build_relay
+from registry.db import queue_claims
+from registry.outbound import SafeHttpClient
+from registry.relay import build_relay, card_key_sources, relay_policy
 from registry.settings import RelaySettings
 from signing import UnsafeHttpAnyHost
 from tests.support.cards import make_card
@@ -45,7 +46,8 @@ def relay(services: Services, relay_settings: RelaySettings, clock: FakeClock, t
     settings = dataclasses.replace(services.settings, relay=relay_settings)
     policy = key_policy(settings, services.http, services.trust.owner_keys)
     key_sources = card_key_sources(policy, jwks_fetcher(settings, services.http), unsafe=UnsafeHttpAnyHost())
-    rebuilt = build_relay(settings, services.engine, services.sessions, key_sources=key_sources,
+    rebuilt = build_relay(settings, services.engine, services.sessions, http=SafeHttpClient(relay_policy(settings)),
+                          claims=queue_claims(services.engine), key_sources=key_sources,
                           webhook_key=lambda: services.registry_keys.active("EdDSA"), clock=clock, monotonic=ticker,
                           rng=random.Random(7))
     original, services.relay = services.relay, rebuilt

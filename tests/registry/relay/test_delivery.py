@@ -9,8 +9,8 @@ import threading
 import pytest
 from sqlalchemy import event, select, text
 
-from registry.schema import RelayAttempt, RelayMessage, RelaySubscription
 from registry.relay.job import RelayDeliveryJob
+from registry.schema import RelayAttempt, RelayMessage, RelaySubscription
 from tests.registry.relay.conftest import push, status_update, subscribe
 from tests.support.jobs import run_job
 from tests.support.webhooks import verify_webhook

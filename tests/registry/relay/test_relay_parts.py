@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from registry.errors import InvalidNotification
+from registry.relay import InvalidNotification
 from registry.relay.bodies import classify
 from registry.relay.rate_limit import RateLimiter
 from registry.relay.relay_tokens import TokenHashes, hash_relay_token, new_relay_token

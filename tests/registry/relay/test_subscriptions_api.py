@@ -12,8 +12,8 @@ from sqlalchemy import select
 
 from registry.app import create_app
 from registry.container import build_services
-from registry.schema import RelaySubscription
 from registry.relay.relay_tokens import TOKEN_PREFIX, hash_relay_token
+from registry.schema import RelaySubscription
 from tests.registry.relay.conftest import register_agent, subscribe
 
 pytestmark = pytest.mark.usefixtures("relay")

@@ -14,9 +14,9 @@ from sqlalchemy import create_engine, event, func, insert, select, text, update
 
 from registry.jobs import JobContext
 from registry.migrate import upgrade
-from registry.schema import Principal, RelayMessage, RelaySubscription
 from registry.relay.ingress import Notification
 from registry.relay.job import RelayDeliveryJob
+from registry.schema import Principal, RelayMessage, RelaySubscription
 from tests.registry.relay.conftest import push, status_update, subscribe
 from tests.support.jobs import START, run_job
 

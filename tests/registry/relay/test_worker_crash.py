@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from registry.schema import RelayMessage
 from registry.relay.ingress import Notification
+from registry.schema import RelayMessage
 from registry.settings import RelaySettings
 from tests.registry.relay.conftest import status_update, subscribe
 

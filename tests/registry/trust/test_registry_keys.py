@@ -11,10 +11,8 @@ import pytest
 from sqlalchemy import select, update
 
 from registry.container import Services
-from registry.errors import RegistryKeyUnavailable
 from registry.schema import RegistryKey
-from registry.trust.key_sealing import KeySealer
-from registry.trust.registry_keys import RegistryKeys
+from registry.trust import KeySealer, RegistryKeys, RegistryKeyUnavailable
 from signing import Algorithm, StaticKeyResolver, parse_jwks, sign_card, verify_card
 from tests.support.cards import make_card
 from tests.support.jobs import FakeClock

@@ -5,18 +5,17 @@ AGENTDEX_REQUIRE_SIGNATURES a re-crawled card without a valid signature never be
 from __future__ import annotations
 
 import dataclasses
-import json
 import random
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from registry.container import Services, build_services
+from registry.catalog import CardFetcher, CatalogService
+from registry.catalog.presenters import agent_json
+from registry.container import Services, build_services, catalog_store
+from registry.health import CrawlPolicy, CrawlService
 from registry.jobs import LeasedJob
-from registry.catalog.fetcher import CardFetcher
-from registry.catalog.service import CatalogService
-from registry.health.crawler import CrawlPolicy, CrawlService
 from registry.settings import Settings
 from signing import SigningKey, generate_key, public_jwks, sign_card
 from tests.conftest import _clear
@@ -41,7 +40,7 @@ def key() -> SigningKey:
 
 def crawl_job(services: Services, clock: FakeClock) -> LeasedJob:
     fetcher = CardFetcher(services.http, max_card_bytes=services.settings.max_card_bytes, clock=clock)
-    catalog = CatalogService(services.sessions, fetcher, services.limits, clock=clock, trust=services.trust)
+    catalog = CatalogService(catalog_store(services.engine), fetcher, services.limits, services.trust, clock=clock)
     crawler = CrawlService(services.engine, fetcher, catalog, CrawlPolicy(jitter=0.0), lease_seconds=120,
                            clock=clock, rng=random.Random(1))
     return LeasedJob("recrawl", 5, crawler, batch=4)
@@ -55,7 +54,7 @@ def recrawl(services: Services, clock: FakeClock) -> None:
 
 def shown(services: Services, agent_id: str) -> dict[str, Any]:
     """The agent's fields as the API shows them (not its card's profile)."""
-    return json.loads(services.discovery.get(agent_id).live)  # type: ignore[no-any-return]
+    return agent_json(services.search.get(agent_id))
 
 
 def signature(services: Services, agent_id: str) -> dict[str, Any]:
@@ -120,6 +119,6 @@ def test_under_required_signatures_an_unsigned_recrawl_stays_history(strict: Ser
     recrawl(strict, FakeClock())
     agent = shown(strict, agent_id)
     assert (agent["cardVersion"], agent["signature"]["state"]) == (1, "verified")
-    versions = strict.discovery.versions(agent_id)
+    versions = strict.search.versions(agent_id)
     assert [(v["version"], v["isCurrent"]) for v in versions] == [(2, False), (1, True)]
     assert strict.trust_reads.report(agent_id, 2)["state"] == "unsigned"

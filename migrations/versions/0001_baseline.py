@@ -1,0 +1,114 @@
+"""Baseline: the whole schema of Agentdex 0.1.0, on SQLite and PostgreSQL.
+
+The tables both databases share are in `migrations.baseline_tables`; this file adds what
+differs between them. Plain SQLAlchemy and SQL only, nothing from the application: a revision
+describes the schema as it was when written, whatever the models say later
+(`tests/registry/test_migrations.py` checks that models and migrated schema agree).
+
+The full-text index lives outside the models because each database has its own: an FTS5 table
+on SQLite, a table of text vectors with a GIN index on PostgreSQL.
+
+Revision ID: 0001_baseline
+Revises: (none)
+Create Date: 2026-11-24 12:00:00
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+from sqlalchemy.dialects import postgresql
+
+from migrations.baseline_tables import TABLES, create_tables
+
+revision = "0001_baseline"
+down_revision = None
+branch_labels = None
+depends_on = None
+
+# The columns PostgreSQL compresses with LZ4 when the server has it, rather than the default pglz,
+# which is slower both ways: the agent's largest values (the profile, read with every search
+# result, first) and the raw card.
+LZ4_COLUMNS = {
+    "agents": """profile description interfaces tags name capabilities input_modes output_modes protocol_versions
+                 signature_kids health_window""".split(),
+    "agent_cards": ["raw"],
+}
+LZ4_AVAILABLE = sa.text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'")
+
+
+def upgrade() -> None:
+    create_tables()
+    dialect = op.get_bind().dialect.name
+    if dialect == "sqlite":
+        _sqlite_text_index()
+    elif dialect == "postgresql":
+        _postgresql_text_index()
+        _postgresql_relay_order()
+        _postgresql_lz4()
+
+
+def downgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute("DROP TABLE agent_fts")
+    else:
+        op.execute("DROP TRIGGER relay_messages_notify ON relay_messages")
+        op.execute("DROP FUNCTION agentdex_relay_notify()")
+        op.execute("DROP SEQUENCE relay_message_order")
+        op.drop_table("agent_search")
+    for table in TABLES:
+        op.drop_table(table)  # and its indexes
+
+
+def _sqlite_text_index() -> None:
+    # rowid = agents.pk. No stemming: cards are in many languages, and stemming for one would
+    # mangle the others.
+    op.execute(
+        "CREATE VIRTUAL TABLE agent_fts USING fts5(document, tokenize='unicode61 remove_diacritics 2', prefix='2 3')"
+    )
+
+
+def _postgresql_text_index() -> None:
+    # The vector is built by the registry (`registry.catalog.text_index`) with the tokenisation of
+    # SQLite's FTS5 table: the document's distinct words, without positions, which matching does
+    # not need. The document itself is not kept.
+    op.create_table(
+        "agent_search",
+        sa.Column("agent_pk", sa.Integer(), nullable=False, autoincrement=False),
+        sa.Column("document_tsv", postgresql.TSVECTOR(), nullable=False),
+        sa.PrimaryKeyConstraint("agent_pk", name="pk_agent_search"),
+        sa.ForeignKeyConstraint(
+            ["agent_pk"], ["agents.pk"], name="fk_agent_search_agent_pk_agents", ondelete="CASCADE"
+        ),
+    )
+    op.create_index("ix_agent_search_document_tsv", "agent_search", ["document_tsv"], postgresql_using="gin")
+
+
+def _postgresql_relay_order() -> None:
+    # Web processes accepting notifications of one task at once never take the same number.
+    op.execute("CREATE SEQUENCE relay_message_order")
+    # Delivery workers LISTEN on this channel; the trigger notifies in the inserting transaction.
+    op.execute(
+        "CREATE FUNCTION agentdex_relay_notify() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        "BEGIN PERFORM pg_notify('agentdex_relay', ''); RETURN NULL; END $$"
+    )
+    op.execute(
+        "CREATE TRIGGER relay_messages_notify AFTER INSERT ON relay_messages "
+        "FOR EACH STATEMENT EXECUTE FUNCTION agentdex_relay_notify()"
+    )
+    # A queue: each message is updated three or four times, and every update of an indexed column
+    # leaves a dead index entry that claims step over until a vacuum. Vacuum and analyze after a
+    # fixed number of changes rather than a fifth of the table; keep room on each page for updates.
+    op.execute(
+        "ALTER TABLE relay_messages SET (fillfactor = 80, autovacuum_vacuum_scale_factor = 0, "
+        "autovacuum_vacuum_threshold = 5000, autovacuum_analyze_scale_factor = 0, "
+        "autovacuum_analyze_threshold = 5000)"
+    )
+
+
+def _postgresql_lz4() -> None:
+    # A server built without LZ4 (or older than PostgreSQL 14, which has no such setting) keeps pglz.
+    if not op.get_bind().scalar(LZ4_AVAILABLE):
+        return
+    for table, columns in LZ4_COLUMNS.items():
+        op.execute(f"ALTER TABLE {table} " + ", ".join(f"ALTER COLUMN {c} SET COMPRESSION lz4" for c in columns))

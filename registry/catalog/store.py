@@ -1,0 +1,253 @@
+"""The catalog's storage seam: every statement the catalog runs goes through a `CatalogStore`.
+
+The service never knows which database it has. What SQLite and PostgreSQL do differently (the
+full-text index, row locks, one writer at a time) is in `store_sqlite.py` and `store_postgres.py`;
+what they do alike is here. Writes take a transaction each: nothing half-written stays behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Row, bindparam, delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from registry.audit import AuditEntry
+from registry.catalog.models import Agent, AgentCard, AgentTerm
+from registry.catalog.records import ACTIVE, CardRecord, agent_values, card_values, search_document, term_rows
+from registry.catalog.store_search import SearchFilters, SearchStatements, TermStats
+from registry.catalog.tag_counts import TagCounts
+from registry.trust import write_trust
+
+# What the API shows of an agent: its pk (for cursors), the columns that change without a new
+# card, and the profile rendered from its card when it was stored.
+LISTED_COLUMNS = (
+    "pk", "id", "card_url", "status", "status_message", "source", "card_version", "created_at", "updated_at",
+    "health_state", "health_checked_at", "health_latency_ms", "health_reason", "health_uptime24h",
+    "signature_state", "signature_kids", "signature_checked_at", "jwks_url", "profile",
+)
+
+
+@dataclasses.dataclass
+class NewAgent:
+    """A new agent on its way in: its record, its full column values and the audit entry that
+    records its arrival (None inside an import, which writes one entry for the batch)."""
+
+    record: CardRecord
+    columns: dict[str, Any]
+    audit: dict[str, Any] | None = None
+    pk: int | None = None  # once written
+
+
+class CatalogStore:
+    """Reads and writes the catalog's tables. Subclasses say how their database indexes text and
+    serialises writers; `for_engine` picks the one that fits."""
+
+    def __init__(self, engine: Engine, reads: Engine) -> None:
+        """`reads`: the engine for single statements (`registry.db.single_statements`)."""
+        self.engine = engine
+        self._reads = reads
+        self.tag_counts = TagCounts()
+        self._search = SearchStatements(engine.dialect.name, LISTED_COLUMNS)
+        self._stats = TermStats()
+        table = Agent.__table__
+        self._one = select(*(table.c[name] for name in LISTED_COLUMNS)).where(table.c.id == bindparam("agent_id"))
+
+    # -- what each database does its own way ----------------------------------------------
+
+    def writing(self) -> AbstractContextManager[object]:
+        """Held around a write transaction (SQLite: the one writer; PostgreSQL: nothing)."""
+        return nullcontext()
+
+    def lock_agent(self, conn: Connection, agent_pk: int) -> None:
+        """Hold the agent against other writers until the transaction ends."""
+        raise NotImplementedError
+
+    def write_documents(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
+        """Index (agent pk, search document) rows for text search."""
+        raise NotImplementedError
+
+    def remove_document(self, conn: Connection, agent_pk: int) -> None:
+        raise NotImplementedError
+
+    def text_query(self, user_text: str) -> str | None:
+        """The database's query for what a user typed (every word, as a prefix); None without words."""
+        raise NotImplementedError
+
+    # -- new agents ----------------------------------------------------------------------
+
+    def insert_new(self, batch: Sequence[NewAgent]) -> list[int | None]:
+        """Insert new agents in one transaction; their pks in order. When the batch fails on a
+        unique key (a URL registered meanwhile, or twice in the batch), each agent is tried on its
+        own: None marks those whose URL is taken."""
+        try:
+            with self.writing(), self.engine.begin() as conn:
+                return list(self._insert(conn, batch))
+        except IntegrityError:
+            if len(batch) == 1:
+                return [None]
+            return [self.insert_new([new])[0] for new in batch]
+
+    def _insert(self, conn: Connection, batch: Sequence[NewAgent]) -> list[int]:
+        statement = insert(Agent).returning(Agent.pk, sort_by_parameter_order=True)
+        pks = list(conn.scalars(statement, [new.columns for new in batch]))
+        conn.execute(insert(AgentCard), [card_values(new.record, pk, 1) for new, pk in zip(batch, pks)])
+        write_trust(conn, [(new.record.trust, pk, 1) for new, pk in zip(batch, pks)])
+        self._index(conn, [(pk, new.record, new.columns) for new, pk in zip(batch, pks)])
+        self._audit(conn, [new.audit for new in batch if new.audit])
+        return pks
+
+    def _index(self, conn: Connection, agents: list[tuple[int, CardRecord, dict[str, Any]]]) -> None:
+        """Write the search terms and documents of agents, and count the tags of the active ones."""
+        terms = [row for pk, record, values in agents for row in term_rows(pk, values, record.summary)]
+        conn.execute(insert(AgentTerm), [{"agent_pk": pk, "kind": kind, "value": value} for pk, kind, value in terms])
+        self.write_documents(conn, [(pk, search_document(record.summary)) for pk, record, _ in agents])
+        active = {pk for pk, _, values in agents if values["status"] == ACTIVE}
+        self.tag_counts.change(conn, added=[value for pk, kind, value in terms if kind == "tag" and pk in active])
+
+    def known_urls(self, urls: list[str]) -> dict[str, str]:
+        """Card URL → agent id of those already registered."""
+        with self._reads.connect() as conn:
+            return {url: agent_id for url, agent_id in conn.execute(
+                select(Agent.card_url, Agent.id).where(Agent.card_url.in_(urls)))}
+
+    # -- changes to an agent -------------------------------------------------------------
+
+    def replace_version(self, agent_pk: int, record: CardRecord, now: dt.datetime, audit: dict[str, Any]) -> int | None:
+        """`write_version` in a transaction of its own."""
+        with self.writing(), self.engine.begin() as conn:
+            return self.write_version(conn, agent_pk, record, now, audit)
+
+    def write_version(self, conn: Connection, agent_pk: int, record: CardRecord, now: dt.datetime,
+                      audit: dict[str, Any]) -> int | None:
+        """Make `record` the agent's current card, in the caller's transaction; its version, or
+        None when the current card has the same content."""
+        self.lock_agent(conn, agent_pk)
+        current = conn.execute(select(Agent.card_sha256, Agent.status).where(Agent.pk == agent_pk)).one()
+        if current.card_sha256 == record.sha256:
+            return None
+        version = _next_version(conn, agent_pk)  # after any invalid re-crawled version too
+        conn.execute(update(AgentCard).where(AgentCard.agent_pk == agent_pk).values(is_current=False))
+        conn.execute(insert(AgentCard), [card_values(record, agent_pk, version)])
+        write_trust(conn, [(record.trust, agent_pk, version)])
+        old_tags = self._tags_counted(conn, agent_pk, current.status)
+        self._unindex(conn, agent_pk)
+        values = {**agent_values(record), "card_version": version, "updated_at": now}
+        conn.execute(update(Agent).where(Agent.pk == agent_pk).values(**values))
+        self._index(conn, [(agent_pk, record, {**values, "status": current.status})])
+        self.tag_counts.change(conn, removed=old_tags)
+        self._audit(conn, [{**audit, "detail": {"version": version}}])
+        return version
+
+    def write_rejected_version(self, conn: Connection, agent_pk: int, record: CardRecord, audit: dict[str, Any]) -> bool:
+        """Keep a re-crawled card that was not accepted as a non-current version (unless it is the
+        latest version already), so the last accepted card stays current. True if stored."""
+        latest = conn.scalar(select(AgentCard.sha256).where(AgentCard.agent_pk == agent_pk)
+                             .order_by(AgentCard.version.desc()).limit(1))
+        if latest == record.sha256:
+            return False
+        version = _next_version(conn, agent_pk)
+        conn.execute(insert(AgentCard), [{**card_values(record, agent_pk, version), "is_current": False}])
+        write_trust(conn, [(record.trust, agent_pk, version)])
+        self._audit(conn, [{**audit, "detail": {"version": version}}])
+        return True
+
+    def set_status(self, agent_pk: int, changes: dict[str, Any], audit: dict[str, Any]) -> None:
+        """Update status and message; the status term and tag counts follow."""
+        with self.writing(), self.engine.begin() as conn:
+            self.lock_agent(conn, agent_pk)
+            was = conn.scalar(select(Agent.status).where(Agent.pk == agent_pk))
+            conn.execute(update(Agent).where(Agent.pk == agent_pk).values(**changes))
+            status = changes.get("status", was)
+            if status != was:
+                conn.execute(update(AgentTerm).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status")
+                             .values(value=status))
+                if (was == ACTIVE) != (status == ACTIVE):
+                    tags = self._tags(conn, agent_pk)
+                    self.tag_counts.change(conn, added=tags if status == ACTIVE else (),
+                                           removed=() if status == ACTIVE else tags)
+            self._audit(conn, [audit])
+
+    def remove(self, agent_pk: int, audit: dict[str, Any]) -> None:
+        """Delete the agent, its history and index rows; the audit log keeps the fact."""
+        with self.writing(), self.engine.begin() as conn:
+            self.lock_agent(conn, agent_pk)
+            status = conn.scalar(select(Agent.status).where(Agent.pk == agent_pk))
+            self.tag_counts.change(conn, removed=self._tags_counted(conn, agent_pk, status))
+            self._unindex(conn, agent_pk)
+            conn.execute(delete(Agent).where(Agent.pk == agent_pk))
+            self._audit(conn, [audit])
+
+    def _unindex(self, conn: Connection, agent_pk: int) -> None:
+        conn.execute(delete(AgentTerm).where(AgentTerm.agent_pk == agent_pk))  # no foreign key: see AgentTerm
+        self.remove_document(conn, agent_pk)
+
+    @staticmethod
+    def _tags(conn: Connection, agent_pk: int) -> list[str]:
+        return list(conn.scalars(select(AgentTerm.value).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "tag")))
+
+    def _tags_counted(self, conn: Connection, agent_pk: int, status: str | None) -> list[str]:
+        return self._tags(conn, agent_pk) if status == ACTIVE else []
+
+    @staticmethod
+    def _audit(conn: Connection, entries: list[dict[str, Any]]) -> None:
+        if entries:
+            conn.execute(insert(AuditEntry), entries)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def agent(self, agent_id: str) -> Agent | None:
+        """The agent's full row."""
+        with self._sessions() as session:
+            return session.scalar(select(Agent).where(Agent.id == agent_id))
+
+    def agent_pk_of_url(self, card_url: str) -> str | None:
+        """The id of the agent registered at this card URL, if any."""
+        with self._reads.connect() as conn:
+            return conn.scalar(select(Agent.id).where(Agent.card_url == card_url))
+
+    def listed(self, agent_id: str) -> Row[Any] | None:
+        """The agent's `LISTED_COLUMNS`."""
+        with self._reads.connect() as conn:
+            return conn.execute(self._one, {"agent_id": agent_id}).first()
+
+    def search(self, filters: SearchFilters, after: int, limit: int) -> list[Row[Any]]:
+        """Up to `limit` agents (their `LISTED_COLUMNS`) after pk `after`, in pk order, matching every filter."""
+        with self._reads.connect() as conn:
+            counts = {term: self._stats.count(conn, *term) for term in filters.counted_terms()}
+            statement, params = self._search.page(filters, counts)
+            return list(conn.execute(statement, {**params, "after": after, "limit": limit}))
+
+    def cards(self, agent_id: str, version: int | None = None, *, every: bool = False) -> list[AgentCard]:
+        """The current card, a given version, or (`every`) all versions in order."""
+        statement = select(AgentCard).join(Agent, Agent.pk == AgentCard.agent_pk).where(Agent.id == agent_id)
+        if every:
+            statement = statement.order_by(AgentCard.version)
+        elif version:
+            statement = statement.where(AgentCard.version == version)
+        else:
+            statement = statement.where(AgentCard.is_current.is_(True))
+        with self._sessions() as session:
+            return list(session.scalars(statement))
+
+    def tags(self, limit: int, prefix: str | None) -> list[tuple[str, int]]:
+        with self._reads.connect() as conn:
+            return self.tag_counts.read(conn, limit, prefix)
+
+    def fold_tag_counts(self) -> int:
+        with self.writing():
+            return self.tag_counts.fold(self.engine)
+
+    @contextmanager
+    def _sessions(self) -> Iterator[Session]:
+        with Session(self._reads, expire_on_commit=False) as session:
+            yield session
+
+
+def _next_version(conn: Connection, agent_pk: int) -> int:
+    return int(conn.scalar(select(func.max(AgentCard.version)).where(AgentCard.agent_pk == agent_pk)) or 0) + 1

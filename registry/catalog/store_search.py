@@ -1,0 +1,264 @@
+"""How the catalog store runs a search: pick the most selective index as the driver, walk it in
+agent order from the cursor, and check every other filter by index probe until the page is full.
+
+Every driver (a term's index range, the full-text index, the agents table) yields agent pks in
+ascending order, so a page costs at most the length of the most selective list, the database
+never sorts, and the cursor is simply the last pk. Each table is bounded by the cursor itself,
+because PostgreSQL's planner does not carry `pk > :after` from one side of a join to the other
+(a merge join would otherwise walk the agents table from its first row); and any-of tags are one
+ordered range per tag, merged, rather than an IN list, whose ranges come out unordered and had to
+be read whole and sorted before the first row of a page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    CompoundSelect,
+    Connection,
+    Integer,
+    Select,
+    bindparam,
+    column,
+    exists,
+    func,
+    literal_column,
+    or_,
+    select,
+    table,
+    text,
+    union,
+    union_all,
+)
+
+from registry.catalog.models import Agent, AgentTerm
+
+# Past this many agents a term is "common": the exact count no longer changes the plan.
+COUNT_CAP = 20_000
+# A term rarer than this drives the query even when there is text to match.
+RARE_TERM = 2_000
+
+_TERMS = AgentTerm.__table__
+_AGENTS = Agent.__table__
+_FTS = table("agent_fts", column("rowid", Integer))
+_SEARCH = table("agent_search", column("agent_pk", Integer))
+
+
+class TermStats:
+    """How many agents hold a term, counted up to COUNT_CAP and kept for `ttl` seconds: the
+    driver of a search is its rarest term, and the counts change slowly."""
+
+    def __init__(self, ttl: float = 60.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl
+        self._monotonic = monotonic
+        self._cache: dict[tuple[str, str], tuple[float, int]] = {}
+        self._lock = threading.Lock()
+
+    def count(self, conn: Connection, kind: str, value: str) -> int:
+        cached = self._cache.get((kind, value))
+        if cached is not None and cached[0] > self._monotonic():
+            return cached[1]
+        bounded = select(_TERMS.c.agent_pk).where(_TERMS.c.kind == kind, _TERMS.c.value == value).limit(COUNT_CAP)
+        count = int(conn.scalar(select(func.count()).select_from(bounded.subquery())) or 0)
+        with self._lock:
+            if len(self._cache) > 50_000:
+                self._cache.clear()
+            self._cache[(kind, value)] = (self._monotonic() + self._ttl, count)
+        return count
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchFilters:
+    """A search reduced to what the planner needs: required terms, any-of tags, text, time."""
+
+    terms: list[tuple[str, str]]
+    any_tags: list[str]
+    text_query: str | None
+    updated_since: Any = None
+    health: str | None = None  # the agent's rolled-up health state
+    dead_cutoff: Any = None  # hide agents down since before this time
+    status: str | None = None  # checked on the agent's row (a status term in `terms` is probed instead)
+
+    def counted_terms(self) -> list[tuple[str, str]]:
+        """The terms whose agent counts choose the driver."""
+        return [*self.terms, *(("tag", tag) for tag in self.any_tags)]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Shape:
+    """What a search statement looks like, without its values: the key of the statement cache."""
+
+    driver: str  # "term", "any", "text" or "all"
+    any_ranges: int  # with the "any" driver: how many tags, one ordered range each
+    term_probes: int
+    any_probe: bool
+    text_probe: bool
+    since: bool
+    health: bool
+    hide_dead: bool
+    status: bool
+
+
+class SearchStatements:
+    """Builds the statement of a search page: the matching pks (see the module docstring) and, in
+    the same statement, the listed columns of those agents. What differs by database comes from
+    SQLite and PostgreSQL: how text is matched, and how the ranges of any-of tags are merged."""
+
+    def __init__(self, dialect: str, listed_columns: Sequence[str]) -> None:
+        self._sqlite = dialect == "sqlite"
+        self._listed_columns = listed_columns
+        self._shapes: dict[_Shape, Select[Any]] = {}
+
+    def page(self, filters: SearchFilters, counts: dict[tuple[str, str], int]) -> tuple[Select[Any], dict[str, Any]]:
+        """The page statement and its parameters (all but `after` and `limit`), given how many
+        agents hold each term of the filters."""
+        shape, params = self.plan(filters, counts)
+        return self._statement(shape), params
+
+    def plan(self, filters: SearchFilters, counts: dict[tuple[str, str], int]) -> tuple[_Shape, dict[str, Any]]:
+        """The statement's shape (which index drives it, which filters probe) and its parameters."""
+        ordered = sorted((counts[term], term) for term in filters.terms)
+        driver = self._choose_driver(filters, ordered, counts)
+        probes = [term for _, term in ordered if driver != "term" or term != ordered[0][1]]
+        any_ranges = len(filters.any_tags) if driver == "any" else 0
+        shape = _Shape(driver, any_ranges, len(probes), bool(filters.any_tags) and driver != "any",
+                       filters.text_query is not None and driver != "text", filters.updated_since is not None,
+                       filters.health is not None, filters.dead_cutoff is not None, filters.status is not None)
+        params: dict[str, Any] = {"q": filters.text_query, "any": filters.any_tags, "since": filters.updated_since,
+                                  "health": filters.health, "cutoff": filters.dead_cutoff, "status": filters.status}
+        if driver == "term":
+            params["dk"], params["dv"] = ordered[0][1]
+        for index, (kind, value) in enumerate(probes):
+            params[f"k{index}"], params[f"v{index}"] = kind, value
+        for index in range(any_ranges):
+            params[f"a{index}"] = filters.any_tags[index]
+        return shape, params
+
+    @staticmethod
+    def _choose_driver(filters: SearchFilters, ordered: list[tuple[int, tuple[str, str]]],
+                       counts: dict[tuple[str, str], int]) -> str:
+        rarest = ordered[0][0] if ordered else None
+        if filters.any_tags:
+            any_count = sum(counts[("tag", tag)] for tag in filters.any_tags)
+            # Not with text to match and common tags: a full-text probe of one agent reads the
+            # word's whole doclist, so the text index drives.
+            common_with_text = filters.text_query is not None and any_count > RARE_TERM
+            if (rarest is None or any_count < rarest) and not common_with_text:
+                return "any"
+        if filters.text_query is not None and (rarest is None or rarest > RARE_TERM):
+            return "text"
+        return "term" if ordered else "all"
+
+    def _statement(self, shape: _Shape) -> Select[Any]:
+        # Statements are cached by shape with bound values, so SQLAlchemy's compiled cache is hit
+        # and no aliases are rebuilt per request.
+        stmt = self._shapes.get(shape)
+        if stmt is None:
+            stmt = self._shapes[shape] = self._listing(self._build(shape))
+        return stmt
+
+    def _listing(self, page: Select[Any] | CompoundSelect) -> Select[Any]:
+        # The agents' rows come with their pks, in one statement: one round trip, one snapshot.
+        # The page is a subquery with a LIMIT, which neither database flattens into the join.
+        pks = page.subquery("page")
+        listed = _AGENTS.alias("listed")
+        return (select(*(listed.c[name] for name in self._listed_columns))
+                .join_from(listed, pks, listed.c.pk == next(iter(pks.c))).order_by(listed.c.pk))
+
+    def _build(self, shape: _Shape) -> Select[Any] | CompoundSelect:
+        if shape.driver == "any" and self._sqlite:
+            # SQLite merges the ordered ranges of a UNION (MERGE (UNION)) only when the union is
+            # the statement, with its own ORDER BY and LIMIT; as a subquery under filters it sorts
+            # every row of every range first. So every filter goes into each tag's range, and the
+            # union is the page.
+            arms = [self._filtered(shape, *self._any_arm(index)) for index in range(shape.any_ranges)]
+            return union(*arms).order_by(literal_column("agent_pk")).limit(bindparam("limit"))
+        driver_pk, stmt = self._driver_statement(shape)
+        return self._filtered(shape, driver_pk, stmt).order_by(driver_pk).limit(bindparam("limit"))
+
+    def _filtered(self, shape: _Shape, driver_pk: ColumnElement[int], stmt: Select[Any]) -> Select[Any]:
+        """`stmt` with every filter but its driver's, each as an index probe of `driver_pk`."""
+        after = bindparam("after")
+        for index in range(shape.term_probes):
+            probe = _TERMS.alias(f"p{index}")
+            stmt = stmt.where(exists().where(probe.c.agent_pk == driver_pk, probe.c.agent_pk > after,
+                                             probe.c.kind == bindparam(f"k{index}"),
+                                             probe.c.value == bindparam(f"v{index}")))
+        if shape.any_probe:
+            probe = _TERMS.alias("pany")
+            stmt = stmt.where(exists().where(probe.c.agent_pk == driver_pk, probe.c.agent_pk > after,
+                                             probe.c.kind == "tag", probe.c.value.in_(bindparam("any", expanding=True))))
+        if shape.text_probe:
+            stmt = stmt.where(self._text_probe(driver_pk))
+        agent_conditions = self._agent_conditions(shape)
+        if agent_conditions:
+            stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, _AGENTS.c.pk > after, *agent_conditions))
+        return stmt.where(driver_pk > after)
+
+    @staticmethod
+    def _agent_conditions(shape: _Shape) -> list[ColumnElement[bool]]:
+        conditions = []
+        if shape.since:
+            conditions.append(_AGENTS.c.updated_at >= bindparam("since"))
+        if shape.health:
+            conditions.append(_AGENTS.c.health_state == bindparam("health"))
+        if shape.hide_dead:
+            conditions.append(or_(_AGENTS.c.health_state != "down", _AGENTS.c.health_since >= bindparam("cutoff")))
+        if shape.status:
+            conditions.append(_AGENTS.c.status == bindparam("status"))
+        return conditions
+
+    def _driver_statement(self, shape: _Shape) -> tuple[ColumnElement[int], Select[Any]]:
+        driver = shape.driver
+        if driver == "any":
+            return self._any_driver(shape.any_ranges)
+        if driver == "term":
+            table = _TERMS.alias("driver")
+            stmt = select(table.c.agent_pk).where(table.c.kind == bindparam("dk"), table.c.value == bindparam("dv"))
+            return table.c.agent_pk, stmt
+        if driver == "text" and self._sqlite:
+            return _FTS.c.rowid, select(_FTS.c.rowid).where(text("agent_fts MATCH :q"))
+        if driver == "text":
+            return _SEARCH.c.agent_pk, select(_SEARCH.c.agent_pk).where(
+                text("agent_search.document_tsv @@ CAST(:q AS tsquery)"))
+        return _AGENTS.c.pk, select(_AGENTS.c.pk)
+
+    @staticmethod
+    def _any_arm(index: int) -> tuple[ColumnElement[int], Select[Any]]:
+        """The agents with the `index`th of the any-of tags, in pk order (by the lookup index)."""
+        term = _TERMS.alias(f"any{index}")
+        return term.c.agent_pk, select(term.c.agent_pk).where(
+            term.c.kind == "tag", term.c.value == bindparam(f"a{index}"))
+
+    def _any_driver(self, ranges: int) -> tuple[ColumnElement[int], Select[Any]]:
+        """Agents with any of the tags, each once, in pk order (PostgreSQL; SQLite: `_build`).
+
+        One range per tag, merged (Merge Append) and deduplicated as they stream, so a page stops
+        after its last row. The ORDER BY in each branch is what lets PostgreSQL merge them: a
+        UNION ALL branch with a WHERE clause is planned as a subquery of its own, and only the
+        order it was asked for is known outside it.
+        """
+        branches = []
+        for index in range(ranges):
+            term_pk, branch = self._any_arm(index)
+            branches.append(branch.where(term_pk > bindparam("after")).order_by(term_pk))
+        driver = union_all(*branches).subquery("driver")
+        return driver.c.agent_pk, select(driver.c.agent_pk).distinct()
+
+    def _text_probe(self, driver_pk: ColumnElement[int]) -> ColumnElement[bool]:
+        if self._sqlite:
+            # FTS5 answers "MATCH and rowid = ?" by seeking in the doclist, not by scanning it.
+            fts = _FTS.alias("fts_probe")
+            return exists().where(fts.c.rowid == driver_pk, text("fts_probe.agent_fts MATCH :q"))
+        search = _SEARCH.alias("search_probe")
+        return exists().where(
+            search.c.agent_pk == driver_pk,
+            search.c.agent_pk > bindparam("after"),
+            text("search_probe.document_tsv @@ CAST(:q AS tsquery)"),
+        )

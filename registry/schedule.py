@@ -1,0 +1,31 @@
+"""The one list of scheduled jobs, built from the wired services. To add a job, append it to
+`scheduled_jobs` (see the package docstring of `registry.jobs`); `agentdex worker` and `agentdex
+serve` both run this list. It knows every domain, so it sits on top, beside the container."""
+
+from __future__ import annotations
+
+from registry.container import Services
+from registry.jobs import Job, LeasedJob, PeriodicJob
+from registry.relay import RELAY_DELIVERY
+
+HEALTH_PROBE = "health-probe"
+RECRAWL = "recrawl"
+PRUNE_HEALTH_CHECKS = "prune-health-checks"
+PRUNE_RELAY_MESSAGES = "prune-relay-messages"
+TAG_COUNTS = "tag-counts"
+JOB_NAMES = (HEALTH_PROBE, RECRAWL, PRUNE_HEALTH_CHECKS, RELAY_DELIVERY, PRUNE_RELAY_MESSAGES, TAG_COUNTS)
+PRUNE_EVERY = 600.0
+TAG_COUNTS_EVERY = 2.0  # with nothing to fold, a fold is one read of an empty table
+
+
+def scheduled_jobs(services: Services) -> list[Job]:
+    """Every job the worker runs, built from the wired services."""
+    worker = services.settings.worker
+    return [
+        LeasedJob(HEALTH_PROBE, worker.tick, services.health, batch=2 * worker.threads),
+        LeasedJob(RECRAWL, worker.tick, services.crawler, batch=2 * worker.threads),
+        PeriodicJob(PRUNE_HEALTH_CHECKS, PRUNE_EVERY, services.health.prune),
+        services.relay.delivery_job(services.settings),
+        PeriodicJob(PRUNE_RELAY_MESSAGES, PRUNE_EVERY, services.relay.operations.prune),
+        PeriodicJob(TAG_COUNTS, TAG_COUNTS_EVERY, services.catalog.fold_tag_counts),
+    ]
