@@ -35,7 +35,7 @@ from bench.common import (  # noqa: E402
     server_cpu_seconds,
 )
 from bench.http_load import Http, post_cards  # noqa: E402
-from registry.trust.endorse import attestation_digest  # noqa: E402
+from registry.trust import attestation_digest  # noqa: E402
 from signing import (  # noqa: E402
     CardPayloads,
     SigningKey,

@@ -10,7 +10,7 @@ import click
 from cli.exits import CliError, ExitCode
 
 DEFAULT_REGISTRY = "http://127.0.0.1:8420"
-WORKER_HEADER = "Agentdex-Worker"  # registry.catalog.api_tags names its web process with it
+WORKER_HEADER = "Agentdex-Worker"  # registry.api.service names its web process with it
 
 registry_option = click.option(
     "--registry",

@@ -79,8 +79,8 @@ def serve(host: str, port: int, threads: int, jobs: bool) -> None:
 def _start_jobs(services: Services) -> Worker:
     """The embedded default runs the same jobs as `agentdex worker`, beside the web threads; the
     worker's pool is bounded (AGENTDEX_WORKER_THREADS) so probing never starves the requests."""
-    from registry.schedule import scheduled_jobs
     from registry.jobs.worker import Worker
+    from registry.schedule import scheduled_jobs
 
     worker = Worker(scheduled_jobs(services), threads=services.settings.worker.threads)
     worker.start()

@@ -49,8 +49,8 @@ def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int) -> 
         os.nice(niceness)  # background work yields the CPU to interactive requests, never the reverse
     from registry import heap
     from registry.container import build_services
-    from registry.schedule import scheduled_jobs
     from registry.jobs.worker import Worker
+    from registry.schedule import scheduled_jobs
 
     settings = load_settings()
     services = build_services(settings, long_running=True)

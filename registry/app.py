@@ -9,16 +9,16 @@ from flask.json.provider import DefaultJSONProvider
 from flask.sessions import SessionInterface
 
 from registry import jsontext
-from registry.api import wellknown
+from registry.api import service, wellknown
+from registry.api.errors import exception_response, register_error_handlers
 from registry.catalog import api as agents
 from registry.catalog import api_tags as catalog
+from registry.container import Services, build_services
 from registry.health import api as health
 from registry.relay import api as relay
 from registry.relay import api_ingress as relay_ingress
-from registry.trust import api as trust
-from registry.api.errors import register_error_handlers
-from registry.container import Services, build_services
 from registry.settings import Settings
+from registry.trust import api as trust
 
 
 def create_app(settings: Settings | None = None, services: Services | None = None) -> Flask:
@@ -82,9 +82,10 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(health.bp)
     app.register_blueprint(trust.bp)
     app.register_blueprint(wellknown.bp)
+    app.register_blueprint(service.bp)
     app.register_blueprint(relay.bp)
 
 
 def register_relay_ingress(app: Flask) -> None:
     """`POST /relay/<id>` answered in front of Flask (see `registry.relay.api_ingress`)."""
-    app.wsgi_app = relay_ingress.RelayIngressEndpoint(app.wsgi_app, app.extensions["agentdex"])  # type: ignore[method-assign]
+    app.wsgi_app = relay_ingress.RelayIngressEndpoint(app.wsgi_app, app.extensions["agentdex"], exception_response)  # type: ignore[method-assign]

@@ -165,7 +165,8 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
         registry_keys=keys,
         registry_card=RegistryCard(keys, alg=settings.trust.endorsement_alg),
         trust=trust,
-        trust_reads=TrustReads(engine, trust.endorser, require_signatures=settings.trust.require_signatures),
+        trust_reads=TrustReads(single_statements(engine), trust.endorser,
+                               require_signatures=settings.trust.require_signatures),
         relay=relay_services(settings, engine, sessions, http, keys, trust),
         checkpointer=WalCheckpointer(database_file).start() if database_file else None,
     )

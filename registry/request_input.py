@@ -9,7 +9,7 @@ from typing import Any
 from flask import g, request
 
 from registry import jsontext
-from registry.auth.tokens import Actor
+from registry.auth import Actor
 from registry.errors import BadRequest, InvalidRequest, Unauthorized
 
 

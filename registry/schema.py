@@ -1,12 +1,12 @@
-"""Typed SQLAlchemy models. Import from here so that every table is registered on `Base.metadata`."""
+"""Every table of every domain, so that `Base.metadata` is complete (the migrations test, tooling)."""
 
-from registry.db import Base
 from registry.audit import AuditEntry
-from registry.auth.models import ApiToken, Principal
-from registry.catalog.models import Agent, AgentCard, AgentTerm, TagCount, TagCountDelta
-from registry.health.models import HealthCheck
-from registry.relay.models import RelayAttempt, RelayMessage, RelaySubscription
-from registry.trust.models import CardEndorsement, RegistryKey, SignatureCheck, TrustedKey
+from registry.auth import ApiToken, Principal
+from registry.catalog import Agent, AgentCard, AgentTerm, TagCount, TagCountDelta
+from registry.db import Base
+from registry.health import HealthCheck
+from registry.relay import RelayAttempt, RelayMessage, RelaySubscription
+from registry.trust import CardEndorsement, RegistryKey, SignatureCheck, TrustedKey
 
 __all__ = [
     "Agent", "AgentCard", "AgentTerm", "ApiToken", "AuditEntry", "Base", "CardEndorsement", "HealthCheck", "Principal",

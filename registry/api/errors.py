@@ -10,7 +10,7 @@ from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
 from registry import errors, jsontext
-from registry.catalog import fetcher as card_fetcher
+from registry.catalog import AgentTimeout, CardFetchError, CardTooLarge
 from registry.outbound import OutboundError, OutboundRefused
 from registry.trust import RegistryKeyUnavailable, SignatureRequired
 
@@ -33,15 +33,10 @@ STATUS_BY_ERROR: dict[type[errors.RegistryError], int] = {
     RegistryKeyUnavailable: 503,
     OutboundRefused: 422,
     OutboundError: 502,
+    CardFetchError: 502,
+    AgentTimeout: 504,
+    CardTooLarge: 413,
 }
-# The catalog's card-fetch failures (not `RegistryError`s): (status, code), the most specific first.
-FETCH_FAILURES: tuple[tuple[type[Exception], int, str], ...] = (
-    (card_fetcher.AgentTimeout, 504, "agent_timeout"),
-    (card_fetcher.CardTooLarge, 413, "payload_too_large"),
-    (card_fetcher.CardFetchError, 502, "agent_unreachable"),
-)
-
-
 def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> Response:
     """Needs no application context (the relay ingress answers outside Flask)."""
     body = jsontext.dumps({"error": {"code": code, "message": message, "details": details or {}}},
@@ -54,13 +49,6 @@ def error_response(status: int, code: str, message: str, details: dict[str, Any]
     return response
 
 
-def fetch_failure_response(error: Exception) -> Response:
-    """A card-fetch failure as the API answers it; not-found and not-JSON say which in `details.reason`."""
-    status, code = next((status, code) for cls, status, code in FETCH_FAILURES if isinstance(error, cls))
-    details = {"reason": type(error).__name__} if isinstance(error, (card_fetcher.CardNotFound, card_fetcher.CardNotJson)) else {}
-    return error_response(status, code, str(error), details)
-
-
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(Exception)  # werkzeug's HTTPExceptions included; Flask's routing redirects are not
     def _any_error(error: Exception) -> Response:
@@ -69,8 +57,6 @@ def register_error_handlers(app: Flask) -> None:
 
 def exception_response(error: Exception, body_limit: int) -> Response:
     """Any exception as the API answers it; `body_limit` is the request-body limit a 413 names."""
-    if isinstance(error, card_fetcher.CardFetchError):
-        return fetch_failure_response(error)
     if isinstance(error, errors.RegistryError):
         return error_response(_status(error), error.code, error.message, error.details)
     if isinstance(error, HTTPException):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from registry import relay
+from registry.trust import SIGNATURE_STATES
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -43,7 +44,7 @@ SEARCH = [
     _q("updatedSince", {"type": "string", "format": "date-time"}, "for mirroring"),
     _q("health", {"enum": ["up", "degraded", "down", "unknown"]}, "rolled-up health state of the agent's JSON-RPC endpoints"),
     _q("includeDead", {"type": "boolean"}, "also agents down longer than the operator's limit (hidden by default)"),
-    _q("signature", {"enum": ["verified", "invalid", "unverifiable", "unsigned"]},
+    _q("signature", {"enum": list(SIGNATURE_STATES)},
        "signature state of the current card (verified: a signature verified under the key policy)"),
     _q("limit", {"type": "integer", "minimum": 1, "maximum": 200}, "default 50"),
     _q("cursor", {"type": "string"}, "nextCursor of the previous page"),

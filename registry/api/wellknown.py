@@ -26,7 +26,8 @@ def _cached_json(document: Any, mimetype: str, max_age: int) -> Response:
     response = Response(body, mimetype=mimetype)
     response.headers["Cache-Control"] = f"public, max-age={max_age}"
     response.set_etag(etag)
-    return response.make_conditional(request)
+    response.make_conditional(request)
+    return response
 
 
 def _base_url() -> str:

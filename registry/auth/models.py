@@ -34,7 +34,3 @@ class ApiToken(Base):
     revoked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
     principal: Mapped[Principal] = relationship(back_populates="tokens")
-
-    @property
-    def scope_set(self) -> frozenset[str]:
-        return frozenset(self.scopes.split())

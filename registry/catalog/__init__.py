@@ -1,10 +1,9 @@
-"""The catalog: agents, their card history, search. Other packages use only what this face
-exports (and the tables in `registry.catalog.models`, which every domain may read)."""
+"""The catalog: agents, their card history, search. Other packages use only what this face exports."""
 
-# Models first: domains this package imports (trust) import the tables back from this face.
 from registry.catalog.card_urls import canonical_card_url
-from registry.catalog.fetcher import CardFetcher, CardFetchError, FetchedCard, NotModified
-from registry.catalog.models import Agent, AgentCard, AgentTerm
+from registry.catalog.errors import CatalogError, InvalidCard
+from registry.catalog.fetcher import AgentTimeout, CardFetcher, CardFetchError, CardTooLarge, FetchedCard, NotModified
+from registry.catalog.models import Agent, AgentCard, AgentTerm, TagCount, TagCountDelta
 from registry.catalog.presenters import api_time, health_json
 from registry.catalog.records import CardRecord, normalize_tag
 from registry.catalog.search import AgentQuery, CatalogSearch
@@ -14,6 +13,7 @@ from registry.catalog.store_postgres import PostgresCatalogStore
 from registry.catalog.store_sqlite import SqliteCatalogStore
 
 __all__ = [
+    "AgentTimeout", "CardTooLarge", "CatalogError", "InvalidCard", "TagCount", "TagCountDelta",
     "Agent", "AgentCard", "AgentQuery", "AgentTerm", "CardFetchError", "CardFetcher", "CardRecord", "CatalogSearch",
     "CatalogService", "CatalogStore", "FetchedCard", "NotModified", "PostgresCatalogStore", "SqliteCatalogStore",
     "api_time", "canonical_card_url", "health_json", "normalize_tag",

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from registry import heap
-from registry.auth.api import requires
+from registry.auth import requires
 from registry.catalog.presenters import agent_json, page_json
 from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, SIGNATURE_FILTERS, STATUS_FILTERS, AgentQuery
 from registry.errors import BadRequest, InvalidRequest
@@ -21,7 +21,7 @@ from registry.request_input import (
     refuse_unknown,
     string_field,
 )
-from registry.trust.api import endorsed_card_response
+from registry.trust import endorsed_card_response
 
 bp = Blueprint("agents", __name__, url_prefix="/v1/agents")
 

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from registry.catalog.errors import CatalogError
 from registry.outbound import (
     OutboundError,
     OutboundInvalidJson,
@@ -51,12 +52,13 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class CardFetchError(Exception):
+class CardFetchError(CatalogError):
     """Root of card fetching failures; ``url`` is the URL that failed."""
 
-    def __init__(self, message: str, *, url: str) -> None:
-        super().__init__(message)
-        self.message = message
+    code = "agent_unreachable"
+
+    def __init__(self, message: str, *, url: str, details: dict[str, object] | None = None) -> None:
+        super().__init__(message, details)
         self.url = url
 
 
@@ -64,16 +66,21 @@ class CardNotFound(CardFetchError):
     """Every candidate URL answered 404/410; ``tried`` lists them in order."""
 
     def __init__(self, message: str, *, url: str, tried: tuple[str, ...]) -> None:
-        super().__init__(message, url=url)
+        super().__init__(message, url=url, details={"reason": "CardNotFound"})
         self.tried = tried
 
 
 class CardNotJson(CardFetchError):
     """The body is not JSON, or JSON that is not an object."""
 
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message, url=url, details={"reason": "CardNotJson"})
+
 
 class CardTooLarge(CardFetchError):
     """The card is larger than ``limit`` bytes."""
+
+    code = "payload_too_large"
 
     def __init__(self, message: str, *, url: str, limit: int) -> None:
         super().__init__(message, url=url)
@@ -93,6 +100,8 @@ class AgentUnreachable(CardFetchError):
 
 class AgentTimeout(CardFetchError):
     """The agent did not answer completely within the client's timeouts."""
+
+    code = "agent_timeout"
 
 
 @dataclass(frozen=True)

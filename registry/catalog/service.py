@@ -23,7 +23,7 @@ from registry.catalog.store import CatalogStore, NewAgent
 from registry.db.group_commit import GroupCommitter
 from registry.db.types import utcnow
 from registry.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
-from registry.trust import CardTrust, KeyScope, SignatureRequired, TrustService
+from registry.trust import CardTrust, CatalogTrust, KeyScope, SignatureRequired, refresh_current_trust
 from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
@@ -62,7 +62,7 @@ class CatalogService:
         store: CatalogStore,
         fetcher: CardFetcher,
         limits: CardLimits,
-        trust: TrustService,
+        trust: CatalogTrust,
         *,
         clock: Callable[[], dt.datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
@@ -190,7 +190,10 @@ class CatalogService:
         agent_id = conn.scalar(select(Agent.id).where(Agent.pk == agent_pk))
         if record.accepted:
             audit = self._audit(None, "card.recrawl", agent_id, {})
-            return "changed" if self._store.write_version(conn, agent_pk, record, self._clock(), audit) else "unchanged"
+            if self._store.write_version(conn, agent_pk, record, self._clock(), audit):
+                return "changed"
+            refresh_current_trust(conn, agent_pk, record.trust)  # e.g. its JWKS answers again
+            return "unchanged"
         audit = self._audit(None, "card.recrawl.invalid", agent_id, {})
         return "invalid" if self._store.write_rejected_version(conn, agent_pk, record, audit) else "unchanged"
 

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.expression import TableClause
 
 from registry.audit import AuditEntry
-from registry.catalog.models import Agent, AgentCard, AgentTerm
+from registry.catalog.models import Agent, AgentCard, AgentTerm, TagCountDelta
 from registry.catalog.records import ACTIVE, CardRecord, agent_values, card_values, search_document, term_rows
 from registry.catalog.store_search import SearchFilters, SearchStatements, TermStats
 from registry.catalog.tag_counts import TagCounts
-from registry.trust import write_trust
+from registry.trust import trust_rows
 
 # What the API shows of an agent: its pk (for cursors), the columns that change without a new
 # card, and the profile rendered from its card when it was stored.
@@ -52,7 +53,6 @@ class CatalogStore:
         """`reads`: the engine for single statements (`registry.db.single_statements`)."""
         self.engine = engine
         self._reads = reads
-        self.tag_counts = TagCounts()
         self._search = SearchStatements(engine.dialect.name, LISTED_COLUMNS)
         self._stats = TermStats()
         table = Agent.__table__
@@ -68,8 +68,8 @@ class CatalogStore:
         """Hold the agent against other writers until the transaction ends."""
         raise NotImplementedError
 
-    def write_documents(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
-        """Index (agent pk, search document) rows for text search."""
+    def documents(self, rows: list[tuple[int, str]]) -> tuple[TableClause, list[dict[str, Any]]]:
+        """The text index's table and its rows for (agent pk, search document) pairs."""
         raise NotImplementedError
 
     def remove_document(self, conn: Connection, agent_pk: int) -> None:
@@ -82,33 +82,51 @@ class CatalogStore:
     # -- new agents ----------------------------------------------------------------------
 
     def insert_new(self, batch: Sequence[NewAgent]) -> list[int | None]:
-        """Insert new agents in one transaction; their pks in order. When the batch fails on a
-        unique key (a URL registered meanwhile, or twice in the batch), each agent is tried on its
-        own: None marks those whose URL is taken."""
+        """Insert new agents, all or none; their pks in order. When the batch fails on a unique
+        key (a URL registered meanwhile, or twice in the batch), each agent is tried on its own:
+        None marks those whose URL is taken."""
         try:
-            with self.writing(), self.engine.begin() as conn:
-                return list(self._insert(conn, batch))
+            return self.write_new(batch)
         except IntegrityError:
             if len(batch) == 1:
                 return [None]
             return [self.insert_new([new])[0] for new in batch]
 
-    def _insert(self, conn: Connection, batch: Sequence[NewAgent]) -> list[int]:
-        statement = insert(Agent).returning(Agent.pk, sort_by_parameter_order=True)
-        pks = list(conn.scalars(statement, [new.columns for new in batch]))
-        conn.execute(insert(AgentCard), [card_values(new.record, pk, 1) for new, pk in zip(batch, pks)])
-        write_trust(conn, [(new.record.trust, pk, 1) for new, pk in zip(batch, pks)])
-        self._index(conn, [(pk, new.record, new.columns) for new, pk in zip(batch, pks)])
-        self._audit(conn, [new.audit for new in batch if new.audit])
+    def write_new(self, batch: Sequence[NewAgent]) -> list[int]:
+        """Write new agents and every row that comes with them in one transaction; their pks."""
+        with self.writing(), self.engine.begin() as conn:
+            statement = insert(Agent).returning(Agent.pk, sort_by_parameter_order=True)
+            pks = list(conn.scalars(statement, [new.columns for new in batch]))
+            self.insert_tables(conn, self.rows_of(batch, pks))
         return pks
 
-    def _index(self, conn: Connection, agents: list[tuple[int, CardRecord, dict[str, Any]]]) -> None:
-        """Write the search terms and documents of agents, and count the tags of the active ones."""
+    def rows_of(self, batch: Sequence[NewAgent], pks: list[int]) -> dict[TableClause, list[dict[str, Any]]]:
+        """The rows new agents bring besides their own: first card, signature checks, search terms
+        and document, tag counts, audit entries."""
+        rows: dict[TableClause, list[dict[str, Any]]] = {
+            AgentCard.__table__: [card_values(new.record, pk, 1) for new, pk in zip(batch, pks)],
+            **trust_rows([(new.record.trust, pk, 1) for new, pk in zip(batch, pks)]),
+        }
+        return {**rows, **self._index_rows([(pk, new.record, new.columns) for new, pk in zip(batch, pks)]),
+                AuditEntry.__table__: [new.audit for new in batch if new.audit]}
+
+    def _index_rows(self, agents: list[tuple[int, CardRecord, dict[str, Any]]]) -> dict[TableClause, list[dict[str, Any]]]:
+        """The search terms and documents of agents, and the tag counts of the active ones."""
         terms = [row for pk, record, values in agents for row in term_rows(pk, values, record.summary)]
-        conn.execute(insert(AgentTerm), [{"agent_pk": pk, "kind": kind, "value": value} for pk, kind, value in terms])
-        self.write_documents(conn, [(pk, search_document(record.summary)) for pk, record, _ in agents])
         active = {pk for pk, _, values in agents if values["status"] == ACTIVE}
-        self.tag_counts.change(conn, added=[value for pk, kind, value in terms if kind == "tag" and pk in active])
+        documents, rows = self.documents([(pk, search_document(record.summary)) for pk, record, _ in agents])
+        return {
+            AgentTerm.__table__: [{"agent_pk": pk, "kind": kind, "value": value} for pk, kind, value in terms],
+            documents: rows,
+            TagCountDelta.__table__: TagCounts.delta_rows(
+                added=[value for pk, kind, value in terms if kind == "tag" and pk in active]),
+        }
+
+    def insert_tables(self, conn: Connection, tables: dict[TableClause, list[dict[str, Any]]]) -> None:
+        """Insert rows (dicts with the same keys) into each table, in the order given."""
+        for table, rows in tables.items():
+            if rows:
+                conn.execute(insert(table), rows)
 
     def known_urls(self, urls: list[str]) -> dict[str, str]:
         """Card URL → agent id of those already registered."""
@@ -133,15 +151,17 @@ class CatalogStore:
             return None
         version = _next_version(conn, agent_pk)  # after any invalid re-crawled version too
         conn.execute(update(AgentCard).where(AgentCard.agent_pk == agent_pk).values(is_current=False))
-        conn.execute(insert(AgentCard), [card_values(record, agent_pk, version)])
-        write_trust(conn, [(record.trust, agent_pk, version)])
         old_tags = self._tags_counted(conn, agent_pk, current.status)
         self._unindex(conn, agent_pk)
         values = {**agent_values(record), "card_version": version, "updated_at": now}
         conn.execute(update(Agent).where(Agent.pk == agent_pk).values(**values))
-        self._index(conn, [(agent_pk, record, {**values, "status": current.status})])
-        self.tag_counts.change(conn, removed=old_tags)
-        self._audit(conn, [{**audit, "detail": {"version": version}}])
+        self.insert_tables(conn, {
+            AgentCard.__table__: [card_values(record, agent_pk, version)],
+            **trust_rows([(record.trust, agent_pk, version)]),
+            **self._index_rows([(agent_pk, record, {**values, "status": current.status})]),
+            AuditEntry.__table__: [{**audit, "detail": {"version": version}}],
+        })
+        self._count_tags(conn, removed=old_tags)
         return version
 
     def write_rejected_version(self, conn: Connection, agent_pk: int, record: CardRecord, audit: dict[str, Any]) -> bool:
@@ -152,9 +172,11 @@ class CatalogStore:
         if latest == record.sha256:
             return False
         version = _next_version(conn, agent_pk)
-        conn.execute(insert(AgentCard), [{**card_values(record, agent_pk, version), "is_current": False}])
-        write_trust(conn, [(record.trust, agent_pk, version)])
-        self._audit(conn, [{**audit, "detail": {"version": version}}])
+        self.insert_tables(conn, {
+            AgentCard.__table__: [{**card_values(record, agent_pk, version), "is_current": False}],
+            **trust_rows([(record.trust, agent_pk, version)]),
+            AuditEntry.__table__: [{**audit, "detail": {"version": version}}],
+        })
         return True
 
     def set_status(self, agent_pk: int, changes: dict[str, Any], audit: dict[str, Any]) -> None:
@@ -169,19 +191,19 @@ class CatalogStore:
                              .values(value=status))
                 if (was == ACTIVE) != (status == ACTIVE):
                     tags = self._tags(conn, agent_pk)
-                    self.tag_counts.change(conn, added=tags if status == ACTIVE else (),
-                                           removed=() if status == ACTIVE else tags)
-            self._audit(conn, [audit])
+                    self._count_tags(conn, added=tags if status == ACTIVE else (),
+                                     removed=() if status == ACTIVE else tags)
+            self.insert_tables(conn, {AuditEntry.__table__: [audit]})
 
     def remove(self, agent_pk: int, audit: dict[str, Any]) -> None:
         """Delete the agent, its history and index rows; the audit log keeps the fact."""
         with self.writing(), self.engine.begin() as conn:
             self.lock_agent(conn, agent_pk)
             status = conn.scalar(select(Agent.status).where(Agent.pk == agent_pk))
-            self.tag_counts.change(conn, removed=self._tags_counted(conn, agent_pk, status))
+            self._count_tags(conn, removed=self._tags_counted(conn, agent_pk, status))
             self._unindex(conn, agent_pk)
             conn.execute(delete(Agent).where(Agent.pk == agent_pk))
-            self._audit(conn, [audit])
+            self.insert_tables(conn, {AuditEntry.__table__: [audit]})
 
     def _unindex(self, conn: Connection, agent_pk: int) -> None:
         conn.execute(delete(AgentTerm).where(AgentTerm.agent_pk == agent_pk))  # no foreign key: see AgentTerm
@@ -194,10 +216,9 @@ class CatalogStore:
     def _tags_counted(self, conn: Connection, agent_pk: int, status: str | None) -> list[str]:
         return self._tags(conn, agent_pk) if status == ACTIVE else []
 
-    @staticmethod
-    def _audit(conn: Connection, entries: list[dict[str, Any]]) -> None:
-        if entries:
-            conn.execute(insert(AuditEntry), entries)
+    def _count_tags(self, conn: Connection, added: Iterable[str] = (), removed: Iterable[str] = ()) -> None:
+        """Active agents gained the `added` tags and lost the `removed` ones (`TagCounts`)."""
+        self.insert_tables(conn, {TagCountDelta.__table__: TagCounts.delta_rows(added, removed)})
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -237,11 +258,11 @@ class CatalogStore:
 
     def tags(self, limit: int, prefix: str | None) -> list[tuple[str, int]]:
         with self._reads.connect() as conn:
-            return self.tag_counts.read(conn, limit, prefix)
+            return TagCounts.read(conn, limit, prefix)
 
     def fold_tag_counts(self) -> int:
         with self.writing():
-            return self.tag_counts.fold(self.engine)
+            return TagCounts.fold(self.engine)
 
     @contextmanager
     def _sessions(self) -> Iterator[Session]:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 from contextlib import AbstractContextManager
+from typing import Any
 
-from sqlalchemy import Connection, Engine, text, update
+from sqlalchemy import Connection, Engine, column, table, text, update
+from sqlalchemy.sql.expression import TableClause
 
 from registry.catalog.models import Agent
 from registry.catalog.store import CatalogStore
 from registry.db import writer_lock
 
+_FTS = table("agent_fts", column("rowid"), column("document"))
 _WORDS = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 8
 
@@ -30,9 +33,8 @@ class SqliteCatalogStore(CatalogStore):
         # changes nothing takes the database's write lock before anything is read.
         conn.execute(update(Agent).where(Agent.pk == agent_pk).values(status=Agent.status))
 
-    def write_documents(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
-        conn.execute(text("INSERT INTO agent_fts (rowid, document) VALUES (:pk, :document)"),
-                     [{"pk": pk, "document": document} for pk, document in rows])
+    def documents(self, rows: list[tuple[int, str]]) -> tuple[TableClause, list[dict[str, Any]]]:
+        return _FTS, [{"rowid": pk, "document": document} for pk, document in rows]
 
     def remove_document(self, conn: Connection, agent_pk: int) -> None:
         conn.execute(text("DELETE FROM agent_fts WHERE rowid = :pk"), {"pk": agent_pk})

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Iterable
+from typing import Any
 
-from sqlalchemy import Connection, Engine, Select, bindparam, delete, func, insert, select, text, union_all
+from sqlalchemy import Connection, Engine, Select, bindparam, delete, func, select, text, union_all
 
 from registry.catalog.models import TagCount, TagCountDelta
 
@@ -39,13 +40,11 @@ _READ = {by_prefix: _read_statement(by_prefix) for by_prefix in (False, True)}
 class TagCounts:
     """Writes the deltas (inside the caller's transaction), reads the counts and folds the deltas."""
 
-    def change(self, conn: Connection, added: Iterable[str] = (), removed: Iterable[str] = ()) -> None:
-        """Record that active agents gained the `added` tags and lost the `removed` ones (a tag
-        appears once per agent that gained or lost it). One row per tag: an import of 1,000
-        agents appends a few hundred rows, not five thousand."""
-        rows = self.net(added, removed)
-        if rows:
-            conn.execute(insert(TagCountDelta), [{"tag": tag, "delta": delta} for tag, delta in rows])
+    @classmethod
+    def delta_rows(cls, added: Iterable[str] = (), removed: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """The `tag_count_deltas` rows of a change: active agents gained the `added` tags and lost
+        the `removed` ones (a tag appears once per agent). One row per tag changed."""
+        return [{"tag": tag, "delta": delta} for tag, delta in cls.net(added, removed)]
 
     @staticmethod
     def net(added: Iterable[str] = (), removed: Iterable[str] = ()) -> list[tuple[str, int]]:

@@ -117,11 +117,12 @@ class CrawlService:
             )
             fallback = _current_validators(conn, [row.pk for row in rows if row.source == "crawled"
                                                   and not (row.crawl_etag or row.crawl_last_modified)])
-        return [
-            DueCrawl(row.pk, row.card_url, *(fallback.get(row.pk) or (row.crawl_etag, row.crawl_last_modified)),
-                     failures=row.crawl_failures, pushed=row.source != "crawled")
-            for row in rows
-        ]
+        return [self._due(row, fallback.get(row.pk)) for row in rows]
+
+    @staticmethod
+    def _due(row: Any, stored: tuple[str | None, str | None] | None) -> DueCrawl:
+        etag, last_modified = stored or (row.crawl_etag, row.crawl_last_modified)
+        return DueCrawl(row.pk, row.card_url, etag, last_modified, row.crawl_failures, pushed=row.source != "crawled")
 
     def perform(self, item: DueCrawl) -> CrawlOutcome:
         """Fetch (conditionally) and validate; never raises for what the agent does."""

@@ -17,8 +17,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from registry.db import Base
 from registry.db.types import UtcDateTime
 
-HEALTH_STATES = ("unknown", "up", "degraded", "down")
-
 
 class HealthCheck(Base):
     """One probe of one JSON-RPC interface of an agent. Pruned after the retention period."""

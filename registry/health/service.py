@@ -66,7 +66,7 @@ class DueProbe:
     health: Health = Health()
 
     @classmethod
-    def of(cls, row: Row[Any]) -> DueProbe:
+    def of(cls, row: Row[*tuple[Any, ...]]) -> DueProbe:
         window = tuple(tuple(bucket) for bucket in row.health_window or ())
         health = Health(row.health_state, row.health_since, row.health_successes, row.health_failures, window)
         return cls(row.pk, row.id, probe_targets(row.interfaces or []), health)
@@ -143,7 +143,7 @@ class HealthService:
         self.record(owner, [probe_round])
         return probe_round
 
-    def recent_checks(self, agent_id: str, limit: int = 50) -> tuple[Row[Any], list[Row[Any]]]:
+    def recent_checks(self, agent_id: str, limit: int = 50) -> tuple[Row[*tuple[Any, ...]], list[Row[*tuple[Any, ...]]]]:
         """The agent's health columns and its latest checks, newest first. Raises NotFound."""
         with self._engine.connect() as conn:
             agent = conn.execute(select(Agent.pk, Agent.id, *HEALTH_COLUMNS).where(Agent.id == agent_id)).first()

@@ -18,21 +18,29 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Column, ColumnElement, Connection, Integer, Row, Table, bindparam, or_, select, update
+from sqlalchemy import ColumnElement, Connection, FromClause, Integer, Row, TableClause, bindparam, or_, select, update
+from sqlalchemy.orm import QueryableAttribute
+
+# What a claim may return besides the key: a table's column or a model's attribute.
+Returned = ColumnElement[Any] | QueryableAttribute[Any]
 
 
 @dataclasses.dataclass(frozen=True)
 class LeaseColumns:
     """The columns that make `table` a leased work queue."""
 
-    table: Table
-    key: Column[Any]
-    due: Column[Any]
-    owner: Column[Any]
-    until: Column[Any]
+    table: FromClause
+    key: ColumnElement[Any]
+    due: ColumnElement[Any]
+    owner: ColumnElement[Any]
+    until: ColumnElement[Any]
     _holds: dict[tuple[int, ...], Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def _target(self) -> TableClause:
+        return cast(TableClause, self.table)  # a model's `__table__`: a Table, typed as a FromClause
 
     def free(self, now: Any) -> ColumnElement[bool]:
         return or_(self.until.is_(None), self.until <= now)
@@ -47,8 +55,8 @@ class LeaseColumns:
         limit: int,
         where: Sequence[ColumnElement[bool]] = (),
         then: Sequence[ColumnElement[bool]] = (),
-        returning: Sequence[Column[Any]] = (),
-    ) -> list[Row[Any]]:
+        returning: Sequence[Returned] = (),
+    ) -> list[Row[*tuple[Any, ...]]]:
         """Lease up to `limit` due rows (earliest due first) to `owner`; return key + `returning`.
 
         `then`: conditions checked only on the rows picked (at most `limit`), where a condition
@@ -62,7 +70,7 @@ class LeaseColumns:
         *,
         where: Sequence[ColumnElement[bool]] = (),
         then: Sequence[ColumnElement[bool]] = (),
-        returning: Sequence[Column[Any]] = (),
+        returning: Sequence[Returned] = (),
     ) -> Any:
         """`claim` as one statement built once, for a hot queue (no statement to build and look up
         on each claim), executed with `claim_params`. Being one statement, it may run in autocommit."""
@@ -73,7 +81,7 @@ class LeaseColumns:
             .with_for_update(skip_locked=True)  # SQLite's compiler leaves it out: its one writer locks the database
         )
         return (
-            update(self.table).where(self.key.in_(pick.scalar_subquery()), *then)
+            update(self._target).where(self.key.in_(pick.scalar_subquery()), *then)
             .values({self.owner: bindparam("b_owner"), self.until: bindparam("b_until", type_=self.until.type)})
             .returning(self.key, *returning)
         )
@@ -84,16 +92,16 @@ class LeaseColumns:
 
     def claim_key(
         self, conn: Connection, key: Any, *, owner: str, now: dt.datetime, seconds: float,
-        returning: Sequence[Column[Any]] = (),
-    ) -> Row[Any] | None:
+        returning: Sequence[Returned] = (),
+    ) -> Row[*tuple[Any, ...]] | None:
         """Lease one row whether or not it is due (a probe on demand); None if leased or absent."""
         rows = self._lease(conn, (self.key == key) & self.free(now), owner, now, seconds, returning)
         return rows[0] if rows else None
 
     def hold(
         self, conn: Connection, keys: Iterable[Any], *, owner: str, now: dt.datetime, seconds: float,
-        returning: Sequence[Column[Any]] = (),
-    ) -> dict[Any, Row[Any]]:
+        returning: Sequence[Returned] = (),
+    ) -> dict[Any, Row[*tuple[Any, ...]]]:
         """Of `keys`, the rows `owner` still leases, locked for this transaction, by key."""
         keys = list(keys)
         if not keys:
@@ -104,7 +112,7 @@ class LeaseColumns:
             rows = self._lease(conn, self.key.in_(keys) & (self.owner == owner), owner, now, seconds, returning)
         return {row[0]: row for row in rows}
 
-    def _hold_select(self, returning: Sequence[Column[Any]]) -> Any:
+    def _hold_select(self, returning: Sequence[Returned]) -> Any:
         """`SELECT … FOR UPDATE` of the rows in `b_keys` that `b_owner` leases, built once per `returning`."""
         shape = tuple(id(column) for column in returning)
         statement = self._holds.get(shape)
@@ -116,17 +124,13 @@ class LeaseColumns:
             )
         return statement
 
-    def release_values(self) -> dict[str, None]:
-        """Column values that end a lease, for the caller's final UPDATE of each row."""
-        return {self.owner.key: None, self.until.key: None}
-
     def _lease(
         self, conn: Connection, condition: ColumnElement[bool], owner: str, now: dt.datetime, seconds: float,
-        returning: Sequence[Column[Any]],
-    ) -> list[Row[Any]]:
+        returning: Sequence[Returned],
+    ) -> list[Row[*tuple[Any, ...]]]:
         until = now + dt.timedelta(seconds=seconds)
         stmt = (
-            update(self.table).where(condition)
+            update(self._target).where(condition)
             .values({self.owner: owner, self.until: until})
             .returning(self.key, *returning)
         )

@@ -79,7 +79,7 @@ class _PinnedHTTPSPool(HTTPSConnectionPool):
 @functools.lru_cache(maxsize=8)
 def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
     """One verifying context per CA bundle, shared by all connections and clients: loading
-    certifi's bundle takes ~150 ms, so it happens once, on the first https call."""
+    certifi's bundle is slow, so it happens once, on the first https call."""
     context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED)
     context.load_verify_locations(cafile=ca_bundle or certifi.where())
     context.hostname_checks_common_name = False

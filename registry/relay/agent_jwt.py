@@ -104,7 +104,7 @@ class AgentJwtVerifier:
 
     def _verified_claims(self, token: str, header: dict[str, Any], agent: AgentBinding) -> dict[str, Any]:
         """Key sources are consulted in policy order and lazily: the first that verifies ends it."""
-        tried, problems = 0, []
+        tried, problems = 0, list[str]()
         for lookup in self._resolver(agent).resolve(header.get("kid"), header.get("jku")):
             problems.extend(lookup.problems)
             tried += len(lookup.keys)
@@ -168,7 +168,7 @@ def _decode(token: str, alg: str, keys: Iterable[VerificationKey]) -> dict[str, 
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # joserfc warns that "EdDSA" is deprecated (RFC 9864)
-                return dict(jwt.decode(token, jwk.import_key(public_jwk(key)), algorithms=[alg]).claims)
+                return dict(jwt.decode(token, jwk.import_key(dict(public_jwk(key))), algorithms=[alg]).claims)
         except (JoseError, ValueError):
             continue
     return None

@@ -47,11 +47,9 @@ ErrorRenderer = Callable[[Exception, int], Response]
 class RelayIngressEndpoint:
     """WSGI middleware: `/relay/<id>` here, everything else to `next_app` (Flask)."""
 
-    def __init__(self, next_app: Any, services: WiredServices, answer_error: ErrorRenderer | None = None) -> None:
+    def __init__(self, next_app: Any, services: WiredServices, answer_error: ErrorRenderer) -> None:
         self._next = next_app
         self._services = services  # read per request, as a Flask view reads `current_app.extensions`
-        if answer_error is None:  # TODO(lead): registry/app.py passes `registry.api.errors.exception_response`
-            from registry.api.errors import exception_response as answer_error
         self._answer_error = answer_error
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:

@@ -134,7 +134,7 @@ class RelayIngress:
 
     # -- checks ---------------------------------------------------------------------------
 
-    def _authenticated(self, notification: Notification) -> Row[Any]:
+    def _authenticated(self, notification: Notification) -> Row[*tuple[Any, ...]]:
         sub = self._subscriptions.get(notification.subscription_id)
         if not self._token_ok(sub, notification):
             # A token the cached row refuses may be one rotated in since: ask the database.
@@ -146,18 +146,18 @@ class RelayIngress:
                 )
         return sub
 
-    def _token_ok(self, sub: Row[Any], notification: Notification) -> bool:
+    def _token_ok(self, sub: Row[*tuple[Any, ...]], notification: Notification) -> bool:
         hashes = TokenHashes(sub.token_hash, sub.previous_token_hash, sub.previous_token_until)
         now = self._clock()
         return any(hashes.accepts(token, now) for token in notification.tokens)
 
-    def _jwt_id(self, sub: Row[Any], notification: Notification) -> str | None:
+    def _jwt_id(self, sub: Row[*tuple[Any, ...]], notification: Notification) -> str | None:
         if sub.auth_mode != "jwt":
             return None
         return self._jwt.verify(notification.authorization, self._binding(sub), notification.audience(),
                                 notification.body)
 
-    def _binding(self, sub: Row[Any]) -> AgentBinding:
+    def _binding(self, sub: Row[*tuple[Any, ...]]) -> AgentBinding:
         with self._engine.connect() as conn:
             agent = conn.execute(_AGENT, {"b_pk": sub.agent_pk}).first()
         if agent is None:
@@ -209,12 +209,12 @@ class SubscriptionCache:
         self._engine = engine
         self._seconds = seconds
         self._monotonic = monotonic
-        self._rows: dict[str, tuple[float, Row[Any]]] = {}
+        self._rows: dict[str, tuple[float, Row[*tuple[Any, ...]]]] = {}
 
     def forget(self, sub_id: str) -> None:
         self._rows.pop(sub_id, None)
 
-    def get(self, sub_id: str, *, fresh: bool = False) -> Row[Any]:
+    def get(self, sub_id: str, *, fresh: bool = False) -> Row[*tuple[Any, ...]]:
         """Raises NotFound for an unknown or deleted subscription."""
         now = self._monotonic()
         cached = None if fresh else self._rows.get(sub_id)

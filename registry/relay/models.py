@@ -17,7 +17,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from registry.db import Base
 from registry.db.types import UtcDateTime
 
-SUBSCRIPTION_STATUSES = ("active", "disabled", "deleted")
 AUTH_MODES = ("token", "jwt")
 MESSAGE_STATES = ("pending", "delivered", "dead")
 

@@ -34,15 +34,15 @@ MAX_ATTEMPTS_SHOWN = 100
 
 @dataclasses.dataclass(frozen=True)
 class MessagePage:
-    items: list[Row[Any]]
+    items: list[Row[*tuple[Any, ...]]]
     next_cursor: str | None
 
 
 @dataclasses.dataclass(frozen=True)
 class MessageDetail:
-    message: Row[Any]
+    message: Row[*tuple[Any, ...]]
     subscription_id: str
-    attempts: list[Row[Any]]
+    attempts: list[Row[*tuple[Any, ...]]]
 
 
 class RelayOperations:
@@ -146,7 +146,7 @@ class RelayOperations:
 
     # -- internals ------------------------------------------------------------------------
 
-    def _owned_message(self, actor: Actor, message_id: str) -> tuple[Row[Any], str]:
+    def _owned_message(self, actor: Actor, message_id: str) -> tuple[Row[*tuple[Any, ...]], str]:
         with self._engine.connect() as conn:
             row = conn.execute(
                 select(*LISTED, M.subscription_pk, S.id.label("sub_id"), S.owner_id, S.status.label("sub_status"))

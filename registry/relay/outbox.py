@@ -30,12 +30,12 @@ from registry.relay.secret_box import SecretBox, SecretBoxError
 from registry.relay.task_order import EARLIER_PENDING, lock_tasks, promote
 
 M, S = RelayMessage, RelaySubscription
-LEASE = LeaseColumns(M.__table__, M.__table__.c.pk, M.__table__.c.due_at,
-                     M.__table__.c.lease_owner, M.__table__.c.lease_until)
+LEASE = LeaseColumns(M.__table__, M.__table__.c.pk, M.__table__.c.due_at, M.__table__.c.lease_owner,
+                     M.__table__.c.lease_until)
 # A scalar subquery, not EXISTS: PostgreSQL cannot turn it into a join, so the claim always walks
 # `due_at` in order and looks each subscription up by key. As a join, an unanalysed
 # relay_subscriptions (a small table autovacuum rarely analyses) made the planner drive from the
-# subscriptions and read every row version of their messages: 17 ms a claim instead of 2.
+# subscriptions and read every row version of their messages.
 IS_ACTIVE = select(S.status).where(S.pk == M.subscription_pk).scalar_subquery() == "active"
 _WRITE = DriverStatement(update(M).where(M.pk == bindparam("b_pk")).values(
     state=bindparam("b_state"), due_at=bindparam("b_due"), attempts=bindparam("b_attempts"),
@@ -93,7 +93,7 @@ class Targets:
             found.update(opened)
         return found
 
-    def _opened(self, row: Row[Any]) -> Target:
+    def _opened(self, row: Row[*tuple[Any, ...]]) -> Target:
         secrets: dict[str, str] = {}
         problem = None
         if row.target_secrets:
@@ -158,11 +158,11 @@ class RelayOutbox:
     # -- internals ------------------------------------------------------------------------
 
     @staticmethod
-    def _due(row: Row[Any], target: Target) -> DueDelivery:
+    def _due(row: Row[*tuple[Any, ...]], target: Target) -> DueDelivery:
         return DueDelivery(row.pk, row.id, target.url, row.body, row.attempts + 1, target.token,
                            target.authorization, target.problem)
 
-    def _message_values(self, outcome: DeliveryOutcome, held: Row[Any], now: dt.datetime) -> dict[str, Any]:
+    def _message_values(self, outcome: DeliveryOutcome, held: Row[*tuple[Any, ...]], now: dt.datetime) -> dict[str, Any]:
         attempts = held.attempts + 1
         values = {"b_pk": outcome.pk, "b_attempts": attempts, "b_at": outcome.started_at,
                   "b_status": outcome.http_status, "b_error": outcome.error, "b_due": None, "b_finished": now}

@@ -60,13 +60,13 @@ class SubscriptionRequest:
 class IssuedSubscription:
     """A subscription row and its relay token, shown once (at creation or rotation)."""
 
-    subscription: Row[Any]
+    subscription: Row[*tuple[Any, ...]]
     relay_token: str
 
 
 @dataclasses.dataclass(frozen=True)
 class SubscriptionPage:
-    items: list[Row[Any]]
+    items: list[Row[*tuple[Any, ...]]]
     next_cursor: str | None
 
 
@@ -102,7 +102,7 @@ class SubscriptionService:
             ))
         return IssuedSubscription(self.get(actor, sub_id), token)
 
-    def get(self, actor: Actor, sub_id: str) -> Row[Any]:
+    def get(self, actor: Actor, sub_id: str) -> Row[*tuple[Any, ...]]:
         """Raises NotFound (also for someone else's subscription)."""
         with self._sessions() as session:
             row = session.execute(select(*SHOWN, S.owner_id).where(S.id == sub_id, S.status != "deleted")).first()
@@ -135,7 +135,7 @@ class SubscriptionService:
         self._on_change(sub_id)
         return IssuedSubscription(self.get(actor, sub_id), token)
 
-    def set_status(self, actor: Actor, sub_id: str, status: str) -> Row[Any]:
+    def set_status(self, actor: Actor, sub_id: str, status: str) -> Row[*tuple[Any, ...]]:
         """Enable (e.g. after the target answered 410) or disable delivery. Raises NotFound, InvalidRequest."""
         if status not in ("active", "disabled"):
             raise errors.InvalidRequest("status must be active or disabled")
@@ -159,7 +159,7 @@ class SubscriptionService:
             session.execute(dead_letter_unheld(RelayMessage.subscription_pk == row.pk, now))
         self._on_change(sub_id)
 
-    def has_secrets(self, row: Row[Any]) -> dict[str, bool]:
+    def has_secrets(self, row: Row[*tuple[Any, ...]]) -> dict[str, bool]:
         """Which client credentials are stored (never their values)."""
         opened = self._box.open(row.target_secrets, row.id) if row.target_secrets else {}
         return {"targetToken": "token" in opened, "targetAuthorization": "authorization" in opened}

@@ -43,7 +43,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, exists, literal_column, select, text, tuple_, update
+from sqlalchemy import ColumnElement, Connection, bindparam, case, exists, literal_column, select, text, tuple_, update
 from sqlalchemy.orm import aliased
 
 from registry.relay.models import RelayMessage
@@ -55,7 +55,7 @@ _PENDING = aliased(M)
 # A literal, not a bound parameter: the partial index of pending messages is usable only when the
 # statement itself says state = 'pending' (a plan PostgreSQL caches for any parameter value cannot
 # use it, and would step over every delivered message of the task instead).
-IS_PENDING = literal_column("'pending'")
+IS_PENDING: ColumnElement[str] = literal_column("'pending'")
 _LOCK = text("SELECT pg_advisory_xact_lock(k) FROM unnest(CAST(:keys AS bigint[])) AS k")
 
 

@@ -9,17 +9,17 @@ from registry.trust.errors import RegistryKeyUnavailable, SignatureRequired, Tru
 from registry.trust.jwks_fetcher import SafeJwksFetcher
 from registry.trust.key_sealing import KeySealer
 from registry.trust.keys import KeyHolder, KeyPolicy, KeyScope, OwnerKeys
-from registry.trust.models import CardEndorsement, RegistryKey, SignatureCheck, TrustedKey
+from registry.trust.models import SIGNATURE_STATES, CardEndorsement, RegistryKey, SignatureCheck, TrustedKey
 from registry.trust.reads import TrustReads
 from registry.trust.registry_keys import RegistryKeys
-from registry.trust.rows import CHECK_INSERT, ENDORSEMENT_INSERT, SIGNATURE_TERM, refresh_current_trust, write_trust
-from registry.trust.service import NoTrust, TrustService
+from registry.trust.rows import SIGNATURE_TERM, refresh_current_trust, trust_rows, write_trust
+from registry.trust.service import CatalogTrust, NoTrust, TrustService
 from registry.trust.state import CardTrust
 
 __all__ = [
-    "CHECK_INSERT", "ENDORSEMENT_INSERT", "SIGNATURE_TERM", "CardEndorsement", "CardTrust", "Endorser", "KeyHolder",
+    "SIGNATURE_STATES", "SIGNATURE_TERM", "CardEndorsement", "CardTrust", "CatalogTrust", "Endorser", "KeyHolder",
     "KeyPolicy", "KeyScope", "KeySealer", "NoTrust", "OwnerKeys", "RegistryKey", "RegistryKeyUnavailable",
     "RegistryKeys", "SafeJwksFetcher", "SignatureCheck", "SignatureRequired", "TrustError", "TrustReads",
     "TrustService", "TrustedKey", "attestation_digest", "endorsed_card_response", "refresh_current_trust",
-    "write_trust",
+    "trust_rows", "write_trust",
 ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from registry.auth.api import requires
+from registry.auth import requires
 from registry.request_input import current_actor, json_object, query_int, refuse_unknown, string_field
 
 bp = Blueprint("trust", __name__)
@@ -21,7 +21,8 @@ def endorsed_card_response(body: bytes) -> Response:
     """A card with the registry's signature appended (`GET /v1/agents/{id}/card?endorsed=true`)."""
     response = Response(body, mimetype="application/json")
     response.set_etag(hashlib.sha256(body).hexdigest()[:32])
-    return response.make_conditional(request)
+    response.make_conditional(request)
+    return response
 
 
 @bp.post("/v1/keys")

@@ -36,6 +36,7 @@ from signing import (
     KeySet,
     PolicyError,
     StaticKeyResolver,
+    VerificationKey,
     parse_jwks,
 )
 from signing.fetch import UnsafeHttp, check_url, origin_of
@@ -109,7 +110,7 @@ class OwnerKeys:
     def add(self, actor: Actor, document: object, agent: OwnedAgent | None) -> TrustedKeyInfo:
         """Register a public JWKS. Raises InvalidRequest (not a public JWKS, no usable key)."""
         keys = public_key_set(document)
-        row = {"id": self._new_id(), "principal_id": agent.owner_id if agent and agent.owner_id else actor.principal_id,
+        row: dict[str, Any] = {"id": self._new_id(), "principal_id": agent.owner_id if agent and agent.owner_id else actor.principal_id,
                "agent_pk": agent.pk if agent else None, "jwks": document,
                "kids": [key.kid for key in keys.keys if key.kid], "created_at": self._clock()}
         with self._sessions.begin() as session:
@@ -154,7 +155,8 @@ class OwnerKeys:
         stmt = select(TrustedKey.pk, TrustedKey.jwks).where(TrustedKey.principal_id == scope.owner_id, mine)
         with self._sessions() as session:
             rows = session.execute(stmt).all()
-        keys, rejected = [], []
+        keys: list[VerificationKey] = []
+        rejected: list[Any] = []  # signing's rejected keys, each with its reason
         for pk, jwks in rows:
             parsed = self._parsed.get(pk) or self._parsed.setdefault(pk, parse_jwks(jwks))
             keys.extend(parsed.keys)

@@ -24,7 +24,6 @@ from registry.db import Base
 from registry.db.types import UtcDateTime
 
 SIGNATURE_STATES = ("verified", "invalid", "unverifiable", "unsigned")
-KEY_STATUSES = ("active", "retired")
 
 
 def _card_version_fk(table: str) -> ForeignKeyConstraint:

@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from registry.db import single_statements
 from registry.errors import NotFound
 from registry.trust.catalog_tables import AGENT_CARDS, AGENTS
 from registry.trust.endorse import Endorser, attestation, iso
@@ -18,7 +17,8 @@ from registry.trust.state import roll_up
 
 class TrustReads:
     def __init__(self, engine: Engine, endorser: Endorser, *, require_signatures: bool) -> None:
-        self._engine = single_statements(engine)
+        """`engine` runs each read as one statement (`registry.db.single_statements`)."""
+        self._engine = engine
         self._endorser = endorser
         self._require = require_signatures
 

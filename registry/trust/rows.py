@@ -3,30 +3,36 @@ card version), so a card version never exists without its checks and endorsement
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, delete, insert, select, update
+from typing import Any, cast
 
-from registry.db import DriverStatement
+from sqlalchemy import Connection, TableClause, delete, insert, select, update
+
 from registry.trust.catalog_tables import AGENT_TERMS, AGENTS
 from registry.trust.models import CardEndorsement, SignatureCheck
 from registry.trust.state import CardTrust
 
-CHECK_INSERT = DriverStatement(insert(SignatureCheck), (
-    "agent_pk", "card_version", "position", "outcome", "kid", "alg", "key_source", "key_thumbprint", "form", "uncovered",
-    "detail", "checked_at",
-))
-ENDORSEMENT_INSERT = DriverStatement(insert(CardEndorsement), ("agent_pk", "card_version", "signed_at", "kid", "jku", "entry"))
 TERM_INSERT = insert(AGENT_TERMS)
 SIGNATURE_TERM = "sig"
+# The models' tables (SQLAlchemy types a model's `__table__` as a FromClause).
+CHECKS = cast(TableClause, SignatureCheck.__table__)
+ENDORSEMENTS = cast(TableClause, CardEndorsement.__table__)
+
+
+def trust_rows(items: list[tuple[CardTrust | None, int, int]]) -> dict[TableClause, list[dict[str, Any]]]:
+    """The rows of checks and endorsements of new card versions, (trust, agent pk, card version),
+    by table: the catalog writes them with the version's other rows."""
+    return {
+        CHECKS: [row for trust, pk, version in items if trust for row in trust.check_rows(pk, version)],
+        ENDORSEMENTS: [
+            row for trust, pk, version in items if trust for row in trust.endorsement_rows(pk, version)],
+    }
 
 
 def write_trust(conn: Connection, items: list[tuple[CardTrust | None, int, int]]) -> None:
-    """Checks and endorsements of new card versions: (trust, agent pk, card version)."""
-    checks = [row for trust, pk, version in items if trust for row in trust.check_rows(pk, version)]
-    endorsements = [row for trust, pk, version in items if trust for row in trust.endorsement_rows(pk, version)]
-    if checks:
-        CHECK_INSERT.execute_many(conn, checks)
-    if endorsements:
-        ENDORSEMENT_INSERT.execute_many(conn, endorsements)
+    """Insert the checks and endorsements of card versions (`trust_rows`)."""
+    for table, rows in trust_rows(items).items():
+        if rows:
+            conn.execute(insert(table), rows)
 
 
 def replace_current_trust(conn: Connection, agent_pk: int, trust: CardTrust, version: int | None = None) -> None:

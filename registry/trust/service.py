@@ -34,11 +34,36 @@ REVERIFY_BATCH = 100
 class CardSubject(Protocol):
     """A card with its provenance (a `CardRecord`, or a stored version being re-verified)."""
 
-    card: dict[str, Any]
-    card_url: str
-    source: str
-    fetched_from: str | None
-    fetched_at: dt.datetime
+    @property
+    def card(self) -> dict[str, Any]: ...
+
+    @property
+    def card_url(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def fetched_from(self) -> str | None: ...
+
+    @property
+    def fetched_at(self) -> dt.datetime: ...
+
+
+class CatalogTrust(Protocol):
+    """What the catalog asks of trust: a `TrustService`, or `NoTrust` when verification is off."""
+
+    def new_scope(self, actor: Actor, jwks_url: str | None) -> KeyScope | None: ...
+
+    def scope_of(self, agent: KeyHolder) -> KeyScope | None: ...
+
+    def scope_of_url(self, card_url: str) -> KeyScope | None: ...
+
+    def assess(self, subject: CardSubject, scope: KeyScope, *, endorse: bool = True) -> CardTrust | None: ...
+
+    def require(self, trust: CardTrust) -> None: ...
+
+    def assess_current(self, agent_pk: int) -> tuple[int, CardTrust] | None: ...
 
 
 class _StoredCard:
@@ -133,7 +158,7 @@ class TrustService:
             conn.execute(update(AGENTS).where(AGENTS.c.pk == agent.pk).values(jwks_url=checked, updated_at=self._clock()))
         self.reverify([agent.pk])
 
-    def reverify_owned(self, owner_id: int, agent_pk: int | None) -> int:
+    def reverify_owned(self, owner_id: int | None, agent_pk: int | None) -> int:
         """Re-verify the current cards of an owner's agents (or one of them). Returns how many."""
         agents = AGENTS.c
         where = agents.pk == agent_pk if agent_pk is not None else agents.owner_id == owner_id

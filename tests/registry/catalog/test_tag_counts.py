@@ -9,7 +9,6 @@ import threading
 from sqlalchemy import func, select, text
 
 from registry.catalog.models import TagCount, TagCountDelta
-from registry.catalog.tag_counts import TagCounts
 from tests.support.cards import make_card
 
 # What `GET /v1/tags` counted on every request before the counts were kept: each tag row of each
@@ -137,14 +136,15 @@ def _meanwhile(action) -> tuple[threading.Thread, list[BaseException]]:  # type:
 def test_two_deletes_of_one_agent_at_once_take_its_tags_off_once(services, actor, monkeypatch):  # type: ignore[no-untyped-def]
     doomed = services.catalog.register_card(actor, make_card("Doomed", tags=["x"]), "https://doomed.example.com/card.json").agent
     services.catalog.register_card(actor, make_card("Stays", tags=["x"]), "https://stays.example.com/card.json")
-    change, other = TagCounts.change, []
+    store = services.search._store
+    count_tags, other = store._count_tags, []
 
-    def delete_again_meanwhile(self, conn, added=(), removed=()):  # type: ignore[no-untyped-def]
+    def delete_again_meanwhile(conn, added=(), removed=()):  # type: ignore[no-untyped-def]
         if not other:  # the first delete has read the agent's tags; a retry of it arrives now
             other.append(_meanwhile(lambda: services.catalog.delete(actor, doomed.id)))
-        return change(self, conn, added, removed)
+        return count_tags(conn, added, removed)
 
-    monkeypatch.setattr(TagCounts, "change", delete_again_meanwhile)
+    monkeypatch.setattr(store, "_count_tags", delete_again_meanwhile)
     services.catalog.delete(actor, doomed.id)
     thread, errors = other[0]
     thread.join(60)

@@ -10,13 +10,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from sqlalchemy import create_engine, event, func, insert, select, text, update
+from sqlalchemy import event, func, insert, select, text, update
 
 from registry.jobs import JobContext
-from registry.migrate import upgrade
 from registry.relay.ingress import Notification
 from registry.relay.job import RelayDeliveryJob
-from registry.schema import Principal, RelayMessage, RelaySubscription
+from registry.schema import RelayMessage, RelaySubscription
 from tests.registry.relay.conftest import push, status_update, subscribe
 from tests.support.jobs import START, run_job
 
@@ -149,28 +148,6 @@ def test_a_notification_arriving_while_the_worker_ends_the_head_is_due_once_it_c
 
     _record_during(services, relay, outcome, arriving, "commit", before_commit)
     assert list(_due(services).values()) == [True]
-
-
-def test_the_migration_leaves_only_the_head_of_each_task_due(tmp_path):
-    engine = create_engine(f"sqlite:///{tmp_path / 'old.db'}")
-    upgrade(engine, "0004_relay")
-    with engine.begin() as conn:
-        conn.execute(insert(Principal).values(id=1, name="client", created_at=START))
-        conn.execute(insert(RelaySubscription).values(
-            pk=1, id="sub_1", owner_id=1, agent_id="agt_1", target_url="https://client.example.com/hook",
-            auth_mode="token", status="active", created_at=START, updated_at=START))
-        conn.execute(insert(RelayMessage), [
-            {"id": f"msg_{task}{seq}", "subscription_pk": 1, "task_key": task, "seq": seq, "kind": "statusUpdate",
-             "body": b"{}", "received_at": START, "state": state, "due_at": START if state == "pending" else None,
-             "attempts": 0, "replays": 0}
-            for task, seq, state in (("a", 1, "delivered"), ("a", 2, "pending"), ("a", 3, "pending"),
-                                     ("b", 1, "pending"), ("b", 2, "pending"), ("b", 3, "pending"))
-        ])
-    upgrade(engine)
-    with engine.connect() as conn:
-        rows = conn.execute(select(RelayMessage.id, RelayMessage.due_at).where(RelayMessage.state == "pending"))
-        due = {row.id: row.due_at for row in rows}
-    assert {key for key, value in due.items() if value is not None} == {"msg_a2", "msg_b1"}
 
 
 def _insert_messages(services, sub_id: str, rows: list[tuple[str, int, bool]]) -> None:  # type: ignore[no-untyped-def]
