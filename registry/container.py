@@ -91,8 +91,10 @@ def health_service(settings: Settings, engine: Engine, http: SafeHttpClient) -> 
     worker = settings.worker
     probe = HealthProbe(http, timeout=worker.health_timeout, slow_after=worker.health_slow_after)
     policy = HealthPolicy(
-        interval=worker.health_interval, failures_before_down=worker.failures_before_down,
-        successes_before_up=worker.successes_before_up, max_backoff=worker.health_max_backoff,
+        interval=worker.health_interval,
+        failures_before_down=worker.failures_before_down,
+        successes_before_up=worker.successes_before_up,
+        max_backoff=worker.health_max_backoff,
     )
     return HealthService(engine, probe, policy, lease_seconds=worker.lease_seconds, retention=worker.health_retention)
 
@@ -103,15 +105,30 @@ def crawl_service(settings: Settings, engine: Engine, fetcher: CardFetcher, cata
     return CrawlService(engine, fetcher, catalog, policy, lease_seconds=worker.lease_seconds)
 
 
-def relay_services(settings: Settings, engine: Engine, sessions: sessionmaker[Session], http: SafeHttpClient,
-                   keys: RegistryKeys, trust: TrustService) -> RelayServices:
+def relay_services(
+    settings: Settings,
+    engine: Engine,
+    sessions: sessionmaker[Session],
+    http: SafeHttpClient,
+    keys: RegistryKeys,
+    trust: TrustService,
+) -> RelayServices:
     # Webhooks are signed with the registry's Ed25519 key (whatever the endorsement algorithm) and
     # verify with /.well-known/jwks.json; agents' JWTs verify with keys the trust policy binds to their card.
     unsafe = UnsafeHttpAnyHost() if settings.allow_http else None
-    key_sources = card_key_sources(key_policy(settings, http, trust.owner_keys), jwks_fetcher(settings, http), unsafe=unsafe)
+    key_sources = card_key_sources(
+        key_policy(settings, http, trust.owner_keys), jwks_fetcher(settings, http), unsafe=unsafe
+    )
     # The relay's HTTP client and claim pool are closed with it, by Services.close.
-    return build_relay(settings, engine, sessions, http=SafeHttpClient(relay_policy(settings)),
-                       claims=queue_claims(engine), key_sources=key_sources, webhook_key=lambda: keys.active("EdDSA"))
+    return build_relay(
+        settings,
+        engine,
+        sessions,
+        http=SafeHttpClient(relay_policy(settings)),
+        claims=queue_claims(engine),
+        key_sources=key_sources,
+        webhook_key=lambda: keys.active("EdDSA"),
+    )
 
 
 def jwks_fetcher(settings: Settings, http: SafeHttpClient) -> SafeJwksFetcher:
@@ -121,16 +138,19 @@ def jwks_fetcher(settings: Settings, http: SafeHttpClient) -> SafeJwksFetcher:
 def key_policy(settings: Settings, http: SafeHttpClient, owner_keys: OwnerKeys) -> KeyPolicy:
     trust = settings.trust
     return KeyPolicy(
-        owner_keys, JwksCache(jwks_fetcher(settings, http), ttl=trust.jwks_ttl, min_refresh=trust.jwks_min_refresh),
-        trust_store=parse_jwks(trust.trusted_jwks) if trust.trusted_jwks else None, jku_origins=trust.jku_origins,
+        owner_keys,
+        JwksCache(jwks_fetcher(settings, http), ttl=trust.jwks_ttl, min_refresh=trust.jwks_min_refresh),
+        trust_store=parse_jwks(trust.trusted_jwks) if trust.trusted_jwks else None,
+        jku_origins=trust.jku_origins,
         # Plain-http key URLs only where the operator allowed plain http at all; the outbound
         # client still refuses private addresses unless their network is allowlisted.
         unsafe=UnsafeHttpAnyHost() if settings.allow_http else None,
     )
 
 
-def trust_service(settings: Settings, engine: Engine, sessions: sessionmaker[Session], http: SafeHttpClient,
-                  keys: RegistryKeys) -> TrustService:
+def trust_service(
+    settings: Settings, engine: Engine, sessions: sessionmaker[Session], http: SafeHttpClient, keys: RegistryKeys
+) -> TrustService:
     owner_keys = OwnerKeys(sessions)
     policy = key_policy(settings, http, owner_keys)
     endorser = Endorser(keys, alg=settings.trust.endorsement_alg, public_url=settings.public_url)
@@ -146,8 +166,9 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
     http = SafeHttpClient(outbound_policy(settings))
     limits = card_limits(settings)
     fetcher = CardFetcher(http, max_card_bytes=settings.max_card_bytes)
-    keys = RegistryKeys(sessions, KeySealer(settings.secret_key), grace=settings.trust.key_grace,
-                        key_dir=settings.trust.key_dir)
+    keys = RegistryKeys(
+        sessions, KeySealer(settings.secret_key), grace=settings.trust.key_grace, key_dir=settings.trust.key_dir
+    )
     trust = trust_service(settings, engine, sessions, http, keys)
     store = catalog_store(engine)
     catalog = CatalogService(store, fetcher, limits, trust)
@@ -165,8 +186,9 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
         registry_keys=keys,
         registry_card=RegistryCard(keys, alg=settings.trust.endorsement_alg),
         trust=trust,
-        trust_reads=TrustReads(single_statements(engine), trust.endorser,
-                               require_signatures=settings.trust.require_signatures),
+        trust_reads=TrustReads(
+            single_statements(engine), trust.endorser, require_signatures=settings.trust.require_signatures
+        ),
         relay=relay_services(settings, engine, sessions, http, keys, trust),
         checkpointer=WalCheckpointer(database_file).start() if database_file else None,
     )

@@ -9,7 +9,21 @@ from registry.relay import RelayAttempt, RelayMessage, RelaySubscription
 from registry.trust import CardEndorsement, RegistryKey, SignatureCheck, TrustedKey
 
 __all__ = [
-    "Agent", "AgentCard", "AgentTerm", "ApiToken", "AuditEntry", "Base", "CardEndorsement", "HealthCheck", "Principal",
-    "RegistryKey", "RelayAttempt", "RelayMessage", "RelaySubscription", "SignatureCheck", "TagCount", "TagCountDelta",
+    "Agent",
+    "AgentCard",
+    "AgentTerm",
+    "ApiToken",
+    "AuditEntry",
+    "Base",
+    "CardEndorsement",
+    "HealthCheck",
+    "Principal",
+    "RegistryKey",
+    "RelayAttempt",
+    "RelayMessage",
+    "RelaySubscription",
+    "SignatureCheck",
+    "TagCount",
+    "TagCountDelta",
     "TrustedKey",
 ]

@@ -37,10 +37,13 @@ STATUS_BY_ERROR: dict[type[errors.RegistryError], int] = {
     AgentTimeout: 504,
     CardTooLarge: 413,
 }
+
+
 def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> Response:
     """Needs no application context (the relay ingress answers outside Flask)."""
-    body = jsontext.dumps({"error": {"code": code, "message": message, "details": details or {}}},
-                          default=DefaultJSONProvider.default)  # rendered as `jsonify` renders it
+    body = jsontext.dumps(
+        {"error": {"code": code, "message": message, "details": details or {}}}, default=DefaultJSONProvider.default
+    )  # rendered as `jsonify` renders it
     response = Response(body, status=status, mimetype="application/json")
     if status == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="agentdex"'

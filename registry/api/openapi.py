@@ -10,15 +10,25 @@ from registry.trust import SIGNATURE_STATES
 ERROR = {"$ref": "#/components/schemas/Error"}
 
 
-def _op(summary: str, *, params: list[dict[str, Any]] | None = None, body: str | None = None,
-        ok: str = "200", auth: bool = False, errors: tuple[str, ...] = ("400", "404")) -> dict[str, Any]:
+def _op(
+    summary: str,
+    *,
+    params: list[dict[str, Any]] | None = None,
+    body: str | None = None,
+    ok: str = "200",
+    auth: bool = False,
+    errors: tuple[str, ...] = ("400", "404"),
+) -> dict[str, Any]:
     op: dict[str, Any] = {"summary": summary, "responses": {ok: {"description": "success"}}}
     for status in errors:
         op["responses"][status] = {"description": "error", "content": {"application/json": {"schema": ERROR}}}
     if params:
         op["parameters"] = params
     if body:
-        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{body}"}}}}
+        op["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{body}"}}},
+        }
     if auth:
         op["security"] = [{"bearer": []}]
     return op
@@ -42,10 +52,17 @@ SEARCH = [
     _q("protocolVersion", {"type": "string"}, "e.g. 1.0 or 0.3"),
     _q("status", {"enum": ["active", "deprecated", "any"]}, "default active"),
     _q("updatedSince", {"type": "string", "format": "date-time"}, "for mirroring"),
-    _q("health", {"enum": ["up", "degraded", "down", "unknown"]}, "rolled-up health state of the agent's JSON-RPC endpoints"),
+    _q(
+        "health",
+        {"enum": ["up", "degraded", "down", "unknown"]},
+        "rolled-up health state of the agent's JSON-RPC endpoints",
+    ),
     _q("includeDead", {"type": "boolean"}, "also agents down longer than the operator's limit (hidden by default)"),
-    _q("signature", {"enum": list(SIGNATURE_STATES)},
-       "signature state of the current card (verified: a signature verified under the key policy)"),
+    _q(
+        "signature",
+        {"enum": list(SIGNATURE_STATES)},
+        "signature state of the current card (verified: a signature verified under the key policy)",
+    ),
     _q("limit", {"type": "integer", "minimum": 1, "maximum": 200}, "default 50"),
     _q("cursor", {"type": "string"}, "nextCursor of the previous page"),
 ]
@@ -58,28 +75,73 @@ def openapi_document() -> dict[str, Any]:
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {
-                "Error": {"type": "object", "required": ["error"], "properties": {"error": {
-                    "type": "object", "required": ["code", "message", "details"],
-                    "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "details": {"type": "object"}},
-                }}},
-                "Registration": {"type": "object", "properties": {
-                    "url": {"type": "string", "format": "uri"},
-                    "card": {"type": "object"}, "cardUrl": {"type": "string", "format": "uri"},
-                    "jwksUrl": {"type": "string", "format": "uri", "description": "the agent's own JWKS (key source)"},
-                }},
-                "KeyRegistration": {"type": "object", "required": ["jwks"], "properties": {
-                    "jwks": {"type": "object", "description": "a public JWK Set"},
-                    "agentId": {"type": "string", "description": "only for this agent (default: all the caller's)"},
-                }},
-                "Import": {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
-                    "type": "object", "required": ["card", "cardUrl"], "additionalProperties": False,
-                    "properties": {"card": {"type": "object"}, "cardUrl": {"type": "string"},
-                                   "jwksUrl": {"type": "string", "format": "uri", "description": "the agent's own JWKS"}},
-                }}}},
-                "StatusChange": {"type": "object", "properties": {
-                    "status": {"enum": ["active", "deprecated"]}, "statusMessage": {"type": "string"},
-                    "jwksUrl": {"type": ["string", "null"], "format": "uri"},
-                }},
+                "Error": {
+                    "type": "object",
+                    "required": ["error"],
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "required": ["code", "message", "details"],
+                            "properties": {
+                                "code": {"type": "string"},
+                                "message": {"type": "string"},
+                                "details": {"type": "object"},
+                            },
+                        }
+                    },
+                },
+                "Registration": {
+                    "type": "object",
+                    "properties": {
+                        "url": {"type": "string", "format": "uri"},
+                        "card": {"type": "object"},
+                        "cardUrl": {"type": "string", "format": "uri"},
+                        "jwksUrl": {
+                            "type": "string",
+                            "format": "uri",
+                            "description": "the agent's own JWKS (key source)",
+                        },
+                    },
+                },
+                "KeyRegistration": {
+                    "type": "object",
+                    "required": ["jwks"],
+                    "properties": {
+                        "jwks": {"type": "object", "description": "a public JWK Set"},
+                        "agentId": {"type": "string", "description": "only for this agent (default: all the caller's)"},
+                    },
+                },
+                "Import": {
+                    "type": "object",
+                    "required": ["items"],
+                    "properties": {
+                        "items": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["card", "cardUrl"],
+                                "additionalProperties": False,
+                                "properties": {
+                                    "card": {"type": "object"},
+                                    "cardUrl": {"type": "string"},
+                                    "jwksUrl": {
+                                        "type": "string",
+                                        "format": "uri",
+                                        "description": "the agent's own JWKS",
+                                    },
+                                },
+                            },
+                        }
+                    },
+                },
+                "StatusChange": {
+                    "type": "object",
+                    "properties": {
+                        "status": {"enum": ["active", "deprecated"]},
+                        "statusMessage": {"type": "string"},
+                        "jwksUrl": {"type": ["string", "null"], "format": "uri"},
+                    },
+                },
                 "AgentCard": {"type": "object"},
                 **relay.OPENAPI_SCHEMAS,
             },
@@ -87,50 +149,104 @@ def openapi_document() -> dict[str, Any]:
         "paths": {
             "/v1/agents": {
                 "get": _op("Search agents", params=SEARCH, errors=("400", "422")),
-                "post": _op("Register an agent by URL or uploaded card", body="Registration", ok="201", auth=True,
-                            errors=("400", "401", "403", "409", "413", "422", "502", "504")),
+                "post": _op(
+                    "Register an agent by URL or uploaded card",
+                    body="Registration",
+                    ok="201",
+                    auth=True,
+                    errors=("400", "401", "403", "409", "413", "422", "502", "504"),
+                ),
             },
-            "/v1/agents/import": {"post": _op("Register many uploaded cards", body="Import", auth=True,
-                                              errors=("400", "401", "413", "422"))},
+            "/v1/agents/import": {
+                "post": _op(
+                    "Register many uploaded cards", body="Import", auth=True, errors=("400", "401", "413", "422")
+                )
+            },
             "/v1/agents/{agent_id}": {
                 "get": _op("One agent", params=[AGENT_ID]),
-                "patch": _op("Set status and status message", params=[AGENT_ID], body="StatusChange", auth=True,
-                             errors=("400", "401", "403", "404", "422")),
+                "patch": _op(
+                    "Set status and status message",
+                    params=[AGENT_ID],
+                    body="StatusChange",
+                    auth=True,
+                    errors=("400", "401", "403", "404", "422"),
+                ),
                 "delete": _op("Remove an agent", params=[AGENT_ID], ok="204", auth=True, errors=("401", "403", "404")),
             },
             "/v1/agents/{agent_id}/card": {
-                "get": _op("The current card, verbatim; with endorsed=true, with the registry's signature appended",
-                           params=[AGENT_ID, _q("version", {"type": "integer"}, "a stored version"),
-                                   _q("endorsed", {"type": "boolean"}, "append the registry's endorsement (JWS)")]),
-                "put": _op("Push a new card version", params=[AGENT_ID], body="AgentCard", auth=True,
-                           errors=("400", "401", "403", "404", "413", "422")),
+                "get": _op(
+                    "The current card, verbatim; with endorsed=true, with the registry's signature appended",
+                    params=[
+                        AGENT_ID,
+                        _q("version", {"type": "integer"}, "a stored version"),
+                        _q("endorsed", {"type": "boolean"}, "append the registry's endorsement (JWS)"),
+                    ],
+                ),
+                "put": _op(
+                    "Push a new card version",
+                    params=[AGENT_ID],
+                    body="AgentCard",
+                    auth=True,
+                    errors=("400", "401", "403", "404", "413", "422"),
+                ),
             },
             "/v1/agents/{agent_id}/versions": {"get": _op("Card history with drift", params=[AGENT_ID])},
-            "/v1/agents/{agent_id}/refresh": {"post": _op("Re-fetch the card now", params=[AGENT_ID], auth=True,
-                                                          errors=("401", "403", "404", "422", "502", "504"))},
-            "/v1/agents/{agent_id}/health": {"get": _op(
-                "Health roll-up {state, since, checkedAt, latencyMs, reason, uptime24h} and recent checks, newest first",
-                params=[AGENT_ID, _q("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "default 50")])},
-            "/v1/agents/{agent_id}/check": {"post": _op("Probe the agent's JSON-RPC endpoints now (GetTask / tasks/get)",
-                                                        params=[AGENT_ID], auth=True, errors=("401", "403", "404", "409"))},
-            "/v1/agents/{agent_id}/signatures": {"get": _op(
-                "Signature checks of the current card (or a version): state, kids, and per signature the outcome, "
-                "kid, alg, key source, canonical form and uncovered fields",
-                params=[AGENT_ID, _q("version", {"type": "integer"}, "a stored version")])},
+            "/v1/agents/{agent_id}/refresh": {
+                "post": _op(
+                    "Re-fetch the card now",
+                    params=[AGENT_ID],
+                    auth=True,
+                    errors=("401", "403", "404", "422", "502", "504"),
+                )
+            },
+            "/v1/agents/{agent_id}/health": {
+                "get": _op(
+                    "Health roll-up {state, since, checkedAt, latencyMs, reason, uptime24h} and recent checks, newest first",
+                    params=[AGENT_ID, _q("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "default 50")],
+                )
+            },
+            "/v1/agents/{agent_id}/check": {
+                "post": _op(
+                    "Probe the agent's JSON-RPC endpoints now (GetTask / tasks/get)",
+                    params=[AGENT_ID],
+                    auth=True,
+                    errors=("401", "403", "404", "409"),
+                )
+            },
+            "/v1/agents/{agent_id}/signatures": {
+                "get": _op(
+                    "Signature checks of the current card (or a version): state, kids, and per signature the outcome, "
+                    "kid, alg, key source, canonical form and uncovered fields",
+                    params=[AGENT_ID, _q("version", {"type": "integer"}, "a stored version")],
+                )
+            },
             "/v1/keys": {
                 "get": _op("JWKS the caller registered", auth=True, errors=("401",)),
-                "post": _op("Register a public JWKS that verifies the caller's cards (all agents, or one)",
-                            body="KeyRegistration", ok="201", auth=True, errors=("400", "401", "403", "404", "422")),
+                "post": _op(
+                    "Register a public JWKS that verifies the caller's cards (all agents, or one)",
+                    body="KeyRegistration",
+                    ok="201",
+                    auth=True,
+                    errors=("400", "401", "403", "404", "422"),
+                ),
             },
-            "/v1/keys/{key_id}": {"delete": _op(
-                "Remove a registered JWKS (the cards it verified are verified again)",
-                params=[{"name": "key_id", "in": "path", "required": True, "schema": {"type": "string"}}],
-                ok="204", auth=True, errors=("401", "403", "404"))},
-            "/.well-known/jwks.json": {"get": _op("The registry's public keys (active, and retired within their grace period)",
-                                                  errors=())},
+            "/v1/keys/{key_id}": {
+                "delete": _op(
+                    "Remove a registered JWKS (the cards it verified are verified again)",
+                    params=[{"name": "key_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                    ok="204",
+                    auth=True,
+                    errors=("401", "403", "404"),
+                )
+            },
+            "/.well-known/jwks.json": {
+                "get": _op("The registry's public keys (active, and retired within their grace period)", errors=())
+            },
             "/.well-known/agent-card.json": {"get": _op("Agentdex as an A2A agent: its own card, signed", errors=())},
             "/v1/tags": {"get": _op("Tags with counts", params=[_q("prefix", {"type": "string"}, "tag prefix")])},
-            "/v1/validate": {"post": _op("Validate a card without storing it", body="AgentCard", errors=("400", "413"))},
+            "/v1/validate": {
+                "post": _op("Validate a card without storing it", body="AgentCard", errors=("400", "413"))
+            },
             **relay.openapi_paths(_op, _q),
         },
     }

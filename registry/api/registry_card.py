@@ -18,14 +18,28 @@ from registry.trust import RegistryKeys
 from signing import sign_card
 
 _SKILLS = (
-    ("find-agents", "Find agents", "Search registered A2A agents by skill tags, text, input/output modes, "
-     "capabilities, protocol version, health and signature state.", ["discovery", "search", "registry"],
-     ["Find verified agents tagged weather that stream"]),
-    ("register-agent", "Register an agent", "Fetch, validate and verify an Agent Card from its URL and list it.",
-     ["registry", "validation"], ["Register https://agent.example.com"]),
-    ("verify-card", "Verify and endorse Agent Cards", "Verify an agent's card signatures against its owner's "
-     "keys and serve the card countersigned by the registry.", ["signing", "trust", "jws"],
-     ["Get the endorsed card of agent 5b0c…"]),
+    (
+        "find-agents",
+        "Find agents",
+        "Search registered A2A agents by skill tags, text, input/output modes, "
+        "capabilities, protocol version, health and signature state.",
+        ["discovery", "search", "registry"],
+        ["Find verified agents tagged weather that stream"],
+    ),
+    (
+        "register-agent",
+        "Register an agent",
+        "Fetch, validate and verify an Agent Card from its URL and list it.",
+        ["registry", "validation"],
+        ["Register https://agent.example.com"],
+    ),
+    (
+        "verify-card",
+        "Verify and endorse Agent Cards",
+        "Verify an agent's card signatures against its owner's keys and serve the card countersigned by the registry.",
+        ["signing", "trust", "jws"],
+        ["Get the endorsed card of agent 5b0c…"],
+    ),
 )
 
 
@@ -42,7 +56,7 @@ def registry_card(base: str) -> dict[str, Any]:
     return {
         "name": "Agentdex",
         "description": "Registry and discovery service for A2A agents: validated, signature-checked and "
-                       f"health-checked Agent Cards. REST API described at {base}/openapi.json.",
+        f"health-checked Agent Cards. REST API described at {base}/openapi.json.",
         "version": _version(),
         "supportedInterfaces": [{"url": api, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
         "provider": {"organization": "Agentdex", "url": base},
@@ -64,8 +78,14 @@ def registry_card(base: str) -> dict[str, Any]:
 class RegistryCard:
     """The signed card per base URL, re-signed when the active key changes."""
 
-    def __init__(self, keys: RegistryKeys, *, alg: str, monotonic: Callable[[], float] = time.monotonic,
-                 cache_seconds: float = 60.0) -> None:
+    def __init__(
+        self,
+        keys: RegistryKeys,
+        *,
+        alg: str,
+        monotonic: Callable[[], float] = time.monotonic,
+        cache_seconds: float = 60.0,
+    ) -> None:
         self._keys = keys
         self._alg = alg
         self._monotonic = monotonic

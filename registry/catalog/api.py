@@ -26,8 +26,21 @@ from registry.trust import endorsed_card_response
 bp = Blueprint("agents", __name__, url_prefix="/v1/agents")
 
 SEARCH_PARAMS = {
-    "tag", "match", "q", "skill", "inputMode", "outputMode", "capability",
-    "protocolVersion", "status", "updatedSince", "health", "includeDead", "signature", "limit", "cursor",
+    "tag",
+    "match",
+    "q",
+    "skill",
+    "inputMode",
+    "outputMode",
+    "capability",
+    "protocolVersion",
+    "status",
+    "updatedSince",
+    "health",
+    "includeDead",
+    "signature",
+    "limit",
+    "cursor",
 }
 
 
@@ -80,11 +93,13 @@ def _import_cards() -> Response:
         raise InvalidRequest(f"at most {limit} items per import request")
     outcomes = _services().catalog.import_cards(current_actor(), items)
     results = [{"index": o.index, "id": o.agent_id, "error": o.error} for o in outcomes]
-    return jsonify({
-        "created": sum(1 for o in outcomes if o.agent_id),
-        "failed": sum(1 for o in outcomes if o.error),
-        "results": results,
-    })
+    return jsonify(
+        {
+            "created": sum(1 for o in outcomes if o.agent_id),
+            "failed": sum(1 for o in outcomes if o.error),
+            "results": results,
+        }
+    )
 
 
 @bp.get("")

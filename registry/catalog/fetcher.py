@@ -1,34 +1,21 @@
 """Fetching Agent Cards: discovery from a URL, and conditional re-fetches for re-crawls.
 
-Discovery (A2A well-known URI; RFC 8615):
-
-- a URL whose path ends in ``.json`` is taken as the card URL itself (query kept);
-- otherwise, with ``P`` the URL's path without trailing slash (query and fragment dropped),
-  the candidates are ``<origin>P/.well-known/agent-card.json`` then
-  ``<origin>P/.well-known/agent.json`` (pre-0.3 agents), and, when ``P`` is not empty, the
-  same two at the origin root. Path-relative first because hosts of several agents mount each
-  under its own prefix (and serve its card there); the origin root last because users often
-  paste an agent's endpoint URL (``https://host/a2a``) while its card sits at the root, where
-  RFC 8615 puts well-known URIs.
-- a candidate answering 404/410, or 200 with a body that is not JSON (catch-all HTML pages),
-  moves discovery on to the next; anything else — a card, another status, a timeout, a refusal
-  — ends it.
-
-Every fetch goes through the injected SafeHttpClient, so the outbound policy holds. Policy
-refusals propagate unchanged as ``registry.outbound.OutboundRefused`` (the API answers 422);
-all other failures are ``CardFetchError`` subclasses.
+Discovery (A2A well-known URI; RFC 8615): a URL ending in ``.json`` is the card URL itself;
+otherwise, with ``P`` its path, ``P/.well-known/agent-card.json`` then ``P/.well-known/agent.json``
+(pre-0.3 agents), then the same two at the origin root (users paste an agent's endpoint URL while
+its card sits at the root). A 404/410, or a 200 that is not JSON (catch-all HTML pages), moves on
+to the next candidate; anything else ends discovery. Every fetch goes through the safe outbound
+client; policy refusals propagate as ``OutboundRefused``, other failures are ``CardFetchError``s.
 """
-
-# The error names (CardNotFound, AgentTimeout, …) are the agreed API, read as sentences.
-# ruff: noqa: N818
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from registry.catalog.errors import CatalogError
+from registry.db.types import utcnow
 from registry.outbound import (
     OutboundError,
     OutboundInvalidJson,
@@ -44,12 +31,14 @@ ACCEPT = "application/a2a+json, application/json;q=0.9, */*;q=0.1"
 WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 # RFC 9111 §1.2.2: delta-seconds beyond 2^31 are treated as 2^31.
 _MAX_DELTA_SECONDS = 2**31
-_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number",
-               bool: "a boolean", type(None): "null"}
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+_JSON_KINDS = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
 
 
 class CardFetchError(CatalogError):
@@ -194,9 +183,7 @@ class CardFetcher:
                 return found
         if not_json is not None:
             raise not_json
-        raise CardNotFound(
-            f"no Agent Card found; tried {', '.join(tried)}", url=tried[0], tried=tuple(tried)
-        )
+        raise CardNotFound(f"no Agent Card found; tried {', '.join(tried)}", url=tried[0], tried=tuple(tried))
 
     def fetch(
         self, card_url: str, *, etag: str | None = None, last_modified: str | None = None
@@ -213,14 +200,13 @@ class CardFetcher:
         found = self._get(card_url, conditional)
         if found is None:
             raise CardNotFound(
-                f"no Agent Card at {card_url} (it answered 404/410)", url=card_url,
+                f"no Agent Card at {card_url} (it answered 404/410)",
+                url=card_url,
                 tried=(card_url,),
             )
         return found
 
-    def _get(
-        self, card_url: str, conditional: Mapping[str, str]
-    ) -> FetchedCard | NotModified | None:
+    def _get(self, card_url: str, conditional: Mapping[str, str]) -> FetchedCard | NotModified | None:
         """The card, NotModified, or None when the URL answered 404/410."""
         response = self._request(card_url, conditional)
         status = response.status
@@ -230,9 +216,7 @@ class CardFetcher:
             return self._not_modified(response, conditional)
         if not 200 <= status < 300:
             kind = "failed" if status >= 500 else "refused the request"
-            raise AgentUnreachable(
-                f"{card_url}: the agent {kind} (HTTP {status})", url=card_url, status=status
-            )
+            raise AgentUnreachable(f"{card_url}: the agent {kind} (HTTP {status})", url=card_url, status=status)
         return FetchedCard(
             card_url=response.url,
             body=response.body,
@@ -256,21 +240,19 @@ class CardFetcher:
             ) from error
         except OutboundTooLarge as error:
             raise CardTooLarge(
-                f"the card at {card_url} is larger than {error.limit} bytes", url=card_url,
+                f"the card at {card_url} is larger than {error.limit} bytes",
+                url=card_url,
                 limit=error.limit,
             ) from error
         except OutboundError as error:
             raise AgentUnreachable(f"cannot fetch {card_url}: {error}", url=card_url) from error
 
-    def _not_modified(
-        self, response: OutboundResponse, conditional: Mapping[str, str]
-    ) -> NotModified:
+    def _not_modified(self, response: OutboundResponse, conditional: Mapping[str, str]) -> NotModified:
         # A 304 may omit validators that did not change (RFC 9110 §15.4.5): keep ours.
         return NotModified(
             card_url=response.url,
             etag=response.headers.get("etag") or conditional.get("If-None-Match"),
-            last_modified=response.headers.get("last-modified")
-            or conditional.get("If-Modified-Since"),
+            last_modified=response.headers.get("last-modified") or conditional.get("If-Modified-Since"),
             max_age=parse_max_age(response.headers.get("cache-control")),
             fetched_at=self._clock(),
         )
@@ -282,9 +264,7 @@ def _card_object(response: OutboundResponse) -> object:
     try:
         card = response.json()
     except OutboundInvalidJson as error:
-        raise CardNotJson(
-            f"{response.url} did not return JSON ({content_type}): {error}", url=response.url
-        ) from error
+        raise CardNotJson(f"{response.url} did not return JSON ({content_type}): {error}", url=response.url) from error
     if not isinstance(card, dict):
         raise CardNotJson(
             f"{response.url} returned {_JSON_KINDS.get(type(card), 'JSON')}, not a JSON object",

@@ -109,8 +109,7 @@ class Agent(AgentScheduleColumns, AgentTrustColumns, Base):
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime())
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime(), index=True)
 
-    # The card-derived part of the agent as the API shows it, rendered once at write time so that
-    # a page of results is spliced together rather than decoded and re-encoded field by field.
+    # The card-derived part of the agent as the API shows it (JSON), rendered once at write time.
     profile: Mapped[str] = mapped_column(Text)
 
 
@@ -138,13 +137,12 @@ class AgentCard(Base):
 
 
 class AgentTerm(Base):
-    """A normalised, searchable value of an agent: kind is tag, skill, input, output, cap, proto or status.
-
-    An index of the agent's current card, written and removed with it by `CatalogWriter`; no
-    foreign key, whose check cost ~5 µs a row, ~0.1 ms a registration (migration 0012)."""
+    """A normalised, searchable value of an agent's current card: kind is tag, skill, input, output,
+    cap, proto, sig or status. Written and removed with the card by the store; no foreign key, whose
+    check would cost every one of a registration's ~20 rows."""
 
     __tablename__ = "agent_terms"
-    # On SQLite clustered on the primary key (migration 0011): stored twice, not three times.
+    # On SQLite clustered on the primary key: stored twice, not three times.
     __table_args__ = (Index("ix_agent_terms_lookup", "kind", "value", "agent_pk"), {"sqlite_with_rowid": False})
 
     agent_pk: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)

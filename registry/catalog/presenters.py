@@ -12,14 +12,25 @@ from registry import jsontext
 Shape = tuple[tuple[str, Union[str, "Shape"]], ...]
 
 HEALTH: Shape = (
-    ("state", "health_state"), ("checkedAt", "health_checked_at"), ("latencyMs", "health_latency_ms"),
-    ("reason", "health_reason"), ("uptime24h", "health_uptime24h"),
+    ("state", "health_state"),
+    ("checkedAt", "health_checked_at"),
+    ("latencyMs", "health_latency_ms"),
+    ("reason", "health_reason"),
+    ("uptime24h", "health_uptime24h"),
 )
 SIGNATURE: Shape = (("state", "signature_state"), ("kids", "signature_kids"), ("checkedAt", "signature_checked_at"))
 LIVE: Shape = (
-    ("id", "id"), ("cardUrl", "card_url"), ("status", "status"), ("statusMessage", "status_message"),
-    ("source", "source"), ("cardVersion", "card_version"), ("createdAt", "created_at"), ("updatedAt", "updated_at"),
-    ("health", HEALTH), ("signature", SIGNATURE), ("jwksUrl", "jwks_url"),
+    ("id", "id"),
+    ("cardUrl", "card_url"),
+    ("status", "status"),
+    ("statusMessage", "status_message"),
+    ("source", "source"),
+    ("cardVersion", "card_version"),
+    ("createdAt", "created_at"),
+    ("updatedAt", "updated_at"),
+    ("health", HEALTH),
+    ("signature", SIGNATURE),
+    ("jwksUrl", "jwks_url"),
 )
 LIST_ATTRIBUTES = frozenset({"signature_kids"})  # shown as [] when there is none
 

@@ -157,24 +157,28 @@ def profile_json(summary: CardSummary, values: dict[str, Any]) -> str:
     provider = None
     if summary.provider_org or summary.provider_url:
         provider = {"organization": summary.provider_org, "url": summary.provider_url}
-    return jsontext.dumps_text({
-        "name": values["name"],
-        "description": summary.description,
-        "version": summary.version,
-        "provider": provider,
-        "documentationUrl": summary.documentation_url,
-        "iconUrl": summary.icon_url,
-        "protocolVersions": values["protocol_versions"],
-        "interfaces": values["interfaces"],
-        "capabilities": values["capabilities"],
-        "defaultInputModes": values["input_modes"],
-        "defaultOutputModes": values["output_modes"],
-        "skills": [skill_json(skill) for skill in summary.skills],
-        "tags": values["tags"],
-    })
+    return jsontext.dumps_text(
+        {
+            "name": values["name"],
+            "description": summary.description,
+            "version": summary.version,
+            "provider": provider,
+            "documentationUrl": summary.documentation_url,
+            "iconUrl": summary.icon_url,
+            "protocolVersions": values["protocol_versions"],
+            "interfaces": values["interfaces"],
+            "capabilities": values["capabilities"],
+            "defaultInputModes": values["input_modes"],
+            "defaultOutputModes": values["output_modes"],
+            "skills": [skill_json(skill) for skill in summary.skills],
+            "tags": values["tags"],
+        }
+    )
 
 
 MAX_TERM = 500
+
+
 def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> list[tuple[int, str, str]]:
     """(agent pk, kind, value) rows of agent_terms."""
     terms: set[tuple[str, str]] = {("tag", tag) for tag in values["tags"]}

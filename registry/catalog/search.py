@@ -69,8 +69,9 @@ class AgentPage:
 
 
 class CatalogSearch:
-    def __init__(self, store: CatalogStore, *, hide_dead_after: float | None = None,
-                 clock: Callable[[], dt.datetime] = utcnow) -> None:
+    def __init__(
+        self, store: CatalogStore, *, hide_dead_after: float | None = None, clock: Callable[[], dt.datetime] = utcnow
+    ) -> None:
         self._store = store
         self._hide_dead_after = hide_dead_after
         self._clock = clock
@@ -105,8 +106,9 @@ class CatalogSearch:
             terms, status = [("status", status)], None  # the only filter: its index drives the walk
         # Otherwise the status is checked on the agent's row, with the other per-agent filters,
         # rather than by one more index probe for every candidate.
-        return SearchFilters(terms, any_tags, text_query, query.updated_since, query.health, self._dead_cutoff(query),
-                             status)
+        return SearchFilters(
+            terms, any_tags, text_query, query.updated_since, query.health, self._dead_cutoff(query), status
+        )
 
     def _dead_cutoff(self, query: AgentQuery) -> dt.datetime | None:
         """Issue 5: agents down since before this time leave default search."""

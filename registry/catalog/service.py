@@ -29,8 +29,13 @@ from registry.validation import CardLimits, summarize_card, validate_card
 STATUSES = ("active", "deprecated")
 IMPORT_ITEM_FIELDS = frozenset({"card", "cardUrl", "jwksUrl"})
 # What a just-registered agent shows before its first probe (the columns' server defaults).
-NEW_AGENT_HEALTH = {"health_state": "unknown", "health_checked_at": None, "health_latency_ms": None,
-                    "health_reason": None, "health_uptime24h": None}
+NEW_AGENT_HEALTH = {
+    "health_state": "unknown",
+    "health_checked_at": None,
+    "health_latency_ms": None,
+    "health_reason": None,
+    "health_uptime24h": None,
+}
 # The signature columns of an agent whose card was not verified (verification off); a verified
 # card's roll-up replaces them (`CardTrust.agent_columns`).
 UNVERIFIED = {"signature_state": "unverifiable", "signature_kids": None, "signature_checked_at": None}
@@ -76,7 +81,9 @@ class CatalogService:
         self._new_id = new_id
         # Registrations that arrive together are written in one transaction (`GroupCommitter`).
         self._committer: GroupCommitter[NewAgent] = GroupCommitter(
-            self._write_registrations, lambda new: self._write_registrations([new]), serialize=store.writing,
+            self._write_registrations,
+            lambda new: self._write_registrations([new]),
+            serialize=store.writing,
         )
 
     # -- registration ---------------------------------------------------------------------
@@ -93,8 +100,9 @@ class CatalogService:
             record = self._record_from_fetch(fetched, canonical_card_url(fetched.card_url), scope)
             return self._insert_one(actor, record, scope)
 
-    def register_card(self, actor: Actor, card: object, card_url: str, raw: bytes | None = None,
-                      jwks_url: str | None = None) -> AgentSnapshot:
+    def register_card(
+        self, actor: Actor, card: object, card_url: str, raw: bytes | None = None, jwks_url: str | None = None
+    ) -> AgentSnapshot:
         """Store an uploaded card (source `pushed`). Raises InvalidRequest, Conflict, InvalidCard,
         SignatureRequired."""
         with self._committer.expecting():
@@ -110,8 +118,9 @@ class CatalogService:
         for index, item in enumerate(items):
             try:
                 scope = self._import_scope(actor, item, shared_scope)
-                record = self._record(item["card"], None, canonical_card_url(item.get("cardUrl", "")),
-                                      source="pushed", scope=scope)
+                record = self._record(
+                    item["card"], None, canonical_card_url(item.get("cardUrl", "")), source="pushed", scope=scope
+                )
                 batch.append((index, NewAgent(record, self._new_agent_columns(actor, record, scope))))
             except (InvalidRequest, InvalidCard, PayloadTooLarge, SignatureRequired) as error:
                 outcomes.append(ImportOutcome(index, error=_error_dict(error)))
@@ -145,14 +154,16 @@ class CatalogService:
             changes["status"] = status
         if message is not None:
             changes["status_message"] = message or None
-        self._store.set_status(agent.pk, changes, self._audit(actor, "agent.status", agent_id,
-                                                               {"status": status, "message": message}))
+        self._store.set_status(
+            agent.pk, changes, self._audit(actor, "agent.status", agent_id, {"status": status, "message": message})
+        )
 
     def delete(self, actor: Actor, agent_id: str) -> None:
         """Remove the agent, its history and index rows; the audit log keeps the fact."""
         agent = self._owned(actor, agent_id)
-        self._store.remove(agent.pk, self._audit(actor, "agent.delete", agent_id,
-                                                 {"cardUrl": agent.card_url, "name": agent.name}))
+        self._store.remove(
+            agent.pk, self._audit(actor, "agent.delete", agent_id, {"cardUrl": agent.card_url, "name": agent.name})
+        )
 
     def fold_tag_counts(self) -> int:
         """Fold the tag counts' pending changes (the `tag-counts` job)."""
@@ -167,21 +178,8 @@ class CatalogService:
 
     def crawled_record(self, fetched: FetchedCard, card_url: str) -> CardRecord:
         """A re-fetched card as a record, valid or not: the crawler keeps invalid cards as history.
-
-        Raises PayloadTooLarge.
-        """
-        scope = self._trust.scope_of_url(card_url)
-        try:
-            return self._record_from_fetch(fetched, card_url, scope, enforce=False)
-        except InvalidCard:
-            assert isinstance(fetched.card, dict)  # the fetcher only returns JSON objects
-            report = validate_card(fetched.card, limits=self._limits, raw_size=len(fetched.body))
-            record = CardRecord(
-                card=fetched.card, raw=fetched.body, card_url=card_url, source="crawled", report=report,
-                summary=summarize_card(fetched.card), fetched_at=fetched.fetched_at,
-                fetched_from=fetched.card_url, etag=fetched.etag, last_modified=fetched.last_modified,
-            )
-            return self._verified(record, scope, enforce=False)
+        Raises PayloadTooLarge."""
+        return self._record_from_fetch(fetched, card_url, self._trust.scope_of_url(card_url), enforce=False)
 
     def store_crawled(self, conn: Connection, agent_pk: int, record: CardRecord) -> str:
         """Store a re-crawled card in the caller's transaction: "changed" (now current),
@@ -200,31 +198,37 @@ class CatalogService:
     # -- internals ------------------------------------------------------------------------
 
     def _record(
-        self, card: object, raw: bytes | None, card_url: str, *, source: str, scope: KeyScope | None,
-        fetched: FetchedCard | None = None, enforce: bool = True,
+        self,
+        card: object,
+        raw: bytes | None,
+        card_url: str,
+        *,
+        source: str,
+        scope: KeyScope | None,
+        fetched: FetchedCard | None = None,
+        enforce: bool = True,
     ) -> CardRecord:
-        if raw is None:
-            raw = jsontext.dumps(card)
-        if len(raw) > self._limits.max_card_bytes:
-            raise PayloadTooLarge(
-                f"the card is {len(raw)} bytes; the limit is {self._limits.max_card_bytes}",
-                {"limit": self._limits.max_card_bytes},
-            )
+        """The card validated and verified. `enforce`: an invalid card raises InvalidCard and one
+        without the signature the operator requires SignatureRequired; else they are kept as such."""
+        raw = jsontext.dumps(card) if raw is None else raw
+        limit = self._limits.max_card_bytes
+        if len(raw) > limit:
+            raise PayloadTooLarge(f"the card is {len(raw)} bytes; the limit is {limit}", {"limit": limit})
         report = validate_card(card, limits=self._limits, raw_size=len(raw))
-        if not report.valid:
+        if enforce and not report.valid:
             raise InvalidCard(
                 f"the Agent Card has {len(report.errors)} error(s); nothing was stored",
                 {"issues": [issue.to_dict() for issue in report.issues], "protocolVersion": report.protocol_version},
             )
-        assert isinstance(card, dict)  # a valid card is always an object
-        record = CardRecord(
-            card=card, raw=raw, card_url=card_url, source=source, report=report,
-            summary=summarize_card(card), fetched_at=self._clock(),
-        )
+        assert isinstance(card, dict)  # a valid card is an object, and the fetcher returns only objects
+        record = CardRecord(card, raw, card_url, source, report, summarize_card(card), self._clock())
         if fetched is not None:
             record = dataclasses.replace(
-                record, fetched_from=fetched.card_url, etag=fetched.etag,
-                last_modified=fetched.last_modified, fetched_at=fetched.fetched_at,
+                record,
+                fetched_from=fetched.card_url,
+                etag=fetched.etag,
+                last_modified=fetched.last_modified,
+                fetched_at=fetched.fetched_at,
             )
         return self._verified(record, scope, enforce=enforce)
 
@@ -238,10 +242,12 @@ class CatalogService:
             self._trust.require(trust)
         return dataclasses.replace(record, trust=trust)
 
-    def _record_from_fetch(self, fetched: FetchedCard, card_url: str, scope: KeyScope | None, *,
-                           enforce: bool = True) -> CardRecord:
-        return self._record(fetched.card, fetched.body, card_url, source="crawled", scope=scope, fetched=fetched,
-                            enforce=enforce)
+    def _record_from_fetch(
+        self, fetched: FetchedCard, card_url: str, scope: KeyScope | None, *, enforce: bool = True
+    ) -> CardRecord:
+        return self._record(
+            fetched.card, fetched.body, card_url, source="crawled", scope=scope, fetched=fetched, enforce=enforce
+        )
 
     def _import_scope(self, actor: Actor, item: Any, shared: KeyScope | None) -> KeyScope | None:
         """The item's own scope when it names the agent's JWKS, else the one shared by the import.
@@ -261,14 +267,24 @@ class CatalogService:
     def _new_agent_columns(self, actor: Actor, record: CardRecord, scope: KeyScope | None) -> dict[str, Any]:
         now = self._clock()
         return {
-            **UNVERIFIED, **agent_values(record), "id": self._new_id(), "owner_id": actor.principal_id,
-            "status": "active", "status_message": None, "card_version": 1, "created_at": now, "updated_at": now,
-            "jwks_url": scope.jwks_url if scope else None, **NEW_AGENT_HEALTH,
+            **UNVERIFIED,
+            **agent_values(record),
+            "id": self._new_id(),
+            "owner_id": actor.principal_id,
+            "status": "active",
+            "status_message": None,
+            "card_version": 1,
+            "created_at": now,
+            "updated_at": now,
+            "jwks_url": scope.jwks_url if scope else None,
+            **NEW_AGENT_HEALTH,
         }
 
     def _insert_one(self, actor: Actor, record: CardRecord, scope: KeyScope | None) -> AgentSnapshot:
         columns = self._new_agent_columns(actor, record, scope)
-        new = NewAgent(record, columns, self._audit(actor, "agent.register", columns["id"], {"cardUrl": record.card_url}))
+        new = NewAgent(
+            record, columns, self._audit(actor, "agent.register", columns["id"], {"cardUrl": record.card_url})
+        )
         self._committer.submit(new)
         if new.pk is None:
             self._refuse_known_url(record.card_url)
@@ -282,8 +298,11 @@ class CatalogService:
     def _insert_batch(self, actor: Actor, batch: list[tuple[int, NewAgent]]) -> list[ImportOutcome]:
         """Insert the batch in one transaction, with one audit entry for the import."""
         known = self._store.known_urls([new.record.card_url for _, new in batch])
-        outcomes = [ImportOutcome(i, error=_conflict(new.record.card_url, known[new.record.card_url]))
-                    for i, new in batch if new.record.card_url in known]
+        outcomes = [
+            ImportOutcome(i, error=_conflict(new.record.card_url, known[new.record.card_url]))
+            for i, new in batch
+            if new.record.card_url in known
+        ]
         fresh = [(i, new) for i, new in batch if new.record.card_url not in known]
         if not fresh:
             return outcomes
@@ -294,8 +313,14 @@ class CatalogService:
                 continue
             url = new.record.card_url
             existing = self._store.agent_pk_of_url(url)
-            outcomes.append(ImportOutcome(i, error=_conflict(url, existing) if existing else _error_dict(
-                Conflict(f"{url} appears more than once in this import"))))
+            outcomes.append(
+                ImportOutcome(
+                    i,
+                    error=_conflict(url, existing)
+                    if existing
+                    else _error_dict(Conflict(f"{url} appears more than once in this import")),
+                )
+            )
         return outcomes
 
     def _new_version(self, actor: Actor, agent: Agent, record: CardRecord, action: str) -> bool:
@@ -317,8 +342,13 @@ class CatalogService:
 
     def _audit(self, actor: Actor | None, action: str, agent_id: str | None, detail: dict[str, Any]) -> dict[str, Any]:
         # actor None: the registry itself (the re-crawler)
-        return {"at": self._clock(), "principal_id": actor.principal_id if actor else None, "action": action,
-                "agent_id": agent_id, "detail": detail}
+        return {
+            "at": self._clock(),
+            "principal_id": actor.principal_id if actor else None,
+            "action": action,
+            "agent_id": agent_id,
+            "detail": detail,
+        }
 
 
 def _conflict(url: str, agent_id: str) -> dict[str, Any]:

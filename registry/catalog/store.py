@@ -28,9 +28,25 @@ from registry.trust import trust_rows
 # What the API shows of an agent: its pk (for cursors), the columns that change without a new
 # card, and the profile rendered from its card when it was stored.
 LISTED_COLUMNS = (
-    "pk", "id", "card_url", "status", "status_message", "source", "card_version", "created_at", "updated_at",
-    "health_state", "health_checked_at", "health_latency_ms", "health_reason", "health_uptime24h",
-    "signature_state", "signature_kids", "signature_checked_at", "jwks_url", "profile",
+    "pk",
+    "id",
+    "card_url",
+    "status",
+    "status_message",
+    "source",
+    "card_version",
+    "created_at",
+    "updated_at",
+    "health_state",
+    "health_checked_at",
+    "health_latency_ms",
+    "health_reason",
+    "health_uptime24h",
+    "signature_state",
+    "signature_kids",
+    "signature_checked_at",
+    "jwks_url",
+    "profile",
 )
 
 
@@ -107,10 +123,15 @@ class CatalogStore:
             AgentCard.__table__: [card_values(new.record, pk, 1) for new, pk in zip(batch, pks)],
             **trust_rows([(new.record.trust, pk, 1) for new, pk in zip(batch, pks)]),
         }
-        return {**rows, **self._index_rows([(pk, new.record, new.columns) for new, pk in zip(batch, pks)]),
-                AuditEntry.__table__: [new.audit for new in batch if new.audit]}
+        return {
+            **rows,
+            **self._index_rows([(pk, new.record, new.columns) for new, pk in zip(batch, pks)]),
+            AuditEntry.__table__: [new.audit for new in batch if new.audit],
+        }
 
-    def _index_rows(self, agents: list[tuple[int, CardRecord, dict[str, Any]]]) -> dict[TableClause, list[dict[str, Any]]]:
+    def _index_rows(
+        self, agents: list[tuple[int, CardRecord, dict[str, Any]]]
+    ) -> dict[TableClause, list[dict[str, Any]]]:
         """The search terms and documents of agents, and the tag counts of the active ones."""
         terms = [row for pk, record, values in agents for row in term_rows(pk, values, record.summary)]
         active = {pk for pk, _, values in agents if values["status"] == ACTIVE}
@@ -119,7 +140,8 @@ class CatalogStore:
             AgentTerm.__table__: [{"agent_pk": pk, "kind": kind, "value": value} for pk, kind, value in terms],
             documents: rows,
             TagCountDelta.__table__: TagCounts.delta_rows(
-                added=[value for pk, kind, value in terms if kind == "tag" and pk in active]),
+                added=[value for pk, kind, value in terms if kind == "tag" and pk in active]
+            ),
         }
 
     def insert_tables(self, conn: Connection, tables: dict[TableClause, list[dict[str, Any]]]) -> None:
@@ -131,8 +153,10 @@ class CatalogStore:
     def known_urls(self, urls: list[str]) -> dict[str, str]:
         """Card URL → agent id of those already registered."""
         with self._reads.connect() as conn:
-            return {url: agent_id for url, agent_id in conn.execute(
-                select(Agent.card_url, Agent.id).where(Agent.card_url.in_(urls)))}
+            return {
+                url: agent_id
+                for url, agent_id in conn.execute(select(Agent.card_url, Agent.id).where(Agent.card_url.in_(urls)))
+            }
 
     # -- changes to an agent -------------------------------------------------------------
 
@@ -141,8 +165,9 @@ class CatalogStore:
         with self.writing(), self.engine.begin() as conn:
             return self.write_version(conn, agent_pk, record, now, audit)
 
-    def write_version(self, conn: Connection, agent_pk: int, record: CardRecord, now: dt.datetime,
-                      audit: dict[str, Any]) -> int | None:
+    def write_version(
+        self, conn: Connection, agent_pk: int, record: CardRecord, now: dt.datetime, audit: dict[str, Any]
+    ) -> int | None:
         """Make `record` the agent's current card, in the caller's transaction; its version, or
         None when the current card has the same content."""
         self.lock_agent(conn, agent_pk)
@@ -155,28 +180,37 @@ class CatalogStore:
         self._unindex(conn, agent_pk)
         values = {**agent_values(record), "card_version": version, "updated_at": now}
         conn.execute(update(Agent).where(Agent.pk == agent_pk).values(**values))
-        self.insert_tables(conn, {
-            AgentCard.__table__: [card_values(record, agent_pk, version)],
-            **trust_rows([(record.trust, agent_pk, version)]),
-            **self._index_rows([(agent_pk, record, {**values, "status": current.status})]),
-            AuditEntry.__table__: [{**audit, "detail": {"version": version}}],
-        })
+        self.insert_tables(
+            conn,
+            {
+                AgentCard.__table__: [card_values(record, agent_pk, version)],
+                **trust_rows([(record.trust, agent_pk, version)]),
+                **self._index_rows([(agent_pk, record, {**values, "status": current.status})]),
+                AuditEntry.__table__: [{**audit, "detail": {"version": version}}],
+            },
+        )
         self._count_tags(conn, removed=old_tags)
         return version
 
-    def write_rejected_version(self, conn: Connection, agent_pk: int, record: CardRecord, audit: dict[str, Any]) -> bool:
+    def write_rejected_version(
+        self, conn: Connection, agent_pk: int, record: CardRecord, audit: dict[str, Any]
+    ) -> bool:
         """Keep a re-crawled card that was not accepted as a non-current version (unless it is the
         latest version already), so the last accepted card stays current. True if stored."""
-        latest = conn.scalar(select(AgentCard.sha256).where(AgentCard.agent_pk == agent_pk)
-                             .order_by(AgentCard.version.desc()).limit(1))
+        latest = conn.scalar(
+            select(AgentCard.sha256).where(AgentCard.agent_pk == agent_pk).order_by(AgentCard.version.desc()).limit(1)
+        )
         if latest == record.sha256:
             return False
         version = _next_version(conn, agent_pk)
-        self.insert_tables(conn, {
-            AgentCard.__table__: [{**card_values(record, agent_pk, version), "is_current": False}],
-            **trust_rows([(record.trust, agent_pk, version)]),
-            AuditEntry.__table__: [{**audit, "detail": {"version": version}}],
-        })
+        self.insert_tables(
+            conn,
+            {
+                AgentCard.__table__: [{**card_values(record, agent_pk, version), "is_current": False}],
+                **trust_rows([(record.trust, agent_pk, version)]),
+                AuditEntry.__table__: [{**audit, "detail": {"version": version}}],
+            },
+        )
         return True
 
     def set_status(self, agent_pk: int, changes: dict[str, Any], audit: dict[str, Any]) -> None:
@@ -187,12 +221,16 @@ class CatalogStore:
             conn.execute(update(Agent).where(Agent.pk == agent_pk).values(**changes))
             status = changes.get("status", was)
             if status != was:
-                conn.execute(update(AgentTerm).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status")
-                             .values(value=status))
+                conn.execute(
+                    update(AgentTerm)
+                    .where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "status")
+                    .values(value=status)
+                )
                 if (was == ACTIVE) != (status == ACTIVE):
                     tags = self._tags(conn, agent_pk)
-                    self._count_tags(conn, added=tags if status == ACTIVE else (),
-                                     removed=() if status == ACTIVE else tags)
+                    self._count_tags(
+                        conn, added=tags if status == ACTIVE else (), removed=() if status == ACTIVE else tags
+                    )
             self.insert_tables(conn, {AuditEntry.__table__: [audit]})
 
     def remove(self, agent_pk: int, audit: dict[str, Any]) -> None:
@@ -211,7 +249,9 @@ class CatalogStore:
 
     @staticmethod
     def _tags(conn: Connection, agent_pk: int) -> list[str]:
-        return list(conn.scalars(select(AgentTerm.value).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "tag")))
+        return list(
+            conn.scalars(select(AgentTerm.value).where(AgentTerm.agent_pk == agent_pk, AgentTerm.kind == "tag"))
+        )
 
     def _tags_counted(self, conn: Connection, agent_pk: int, status: str | None) -> list[str]:
         return self._tags(conn, agent_pk) if status == ACTIVE else []

@@ -53,8 +53,10 @@ def _insert_from_json(shape: tuple[tuple[str, tuple[str, ...]], ...]) -> TextCla
     inserts = []
     for n, (name, columns) in enumerate(shape):
         names = ", ".join(columns)
-        inserts.append(f"i{n} AS (INSERT INTO {name} ({names}) SELECT {names} "
-                       f"FROM json_populate_recordset(NULL::{name}, CAST(:r{n} AS json)))")
+        inserts.append(
+            f"i{n} AS (INSERT INTO {name} ({names}) SELECT {names} "
+            f"FROM json_populate_recordset(NULL::{name}, CAST(:r{n} AS json)))"
+        )
     return text(f"WITH {', '.join(inserts)} SELECT 1")
 
 

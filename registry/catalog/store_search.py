@@ -127,11 +127,25 @@ class SearchStatements:
         driver = self._choose_driver(filters, ordered, counts)
         probes = [term for _, term in ordered if driver != "term" or term != ordered[0][1]]
         any_ranges = len(filters.any_tags) if driver == "any" else 0
-        shape = _Shape(driver, any_ranges, len(probes), bool(filters.any_tags) and driver != "any",
-                       filters.text_query is not None and driver != "text", filters.updated_since is not None,
-                       filters.health is not None, filters.dead_cutoff is not None, filters.status is not None)
-        params: dict[str, Any] = {"q": filters.text_query, "any": filters.any_tags, "since": filters.updated_since,
-                                  "health": filters.health, "cutoff": filters.dead_cutoff, "status": filters.status}
+        shape = _Shape(
+            driver,
+            any_ranges,
+            len(probes),
+            bool(filters.any_tags) and driver != "any",
+            filters.text_query is not None and driver != "text",
+            filters.updated_since is not None,
+            filters.health is not None,
+            filters.dead_cutoff is not None,
+            filters.status is not None,
+        )
+        params: dict[str, Any] = {
+            "q": filters.text_query,
+            "any": filters.any_tags,
+            "since": filters.updated_since,
+            "health": filters.health,
+            "cutoff": filters.dead_cutoff,
+            "status": filters.status,
+        }
         if driver == "term":
             params["dk"], params["dv"] = ordered[0][1]
         for index, (kind, value) in enumerate(probes):
@@ -141,8 +155,9 @@ class SearchStatements:
         return shape, params
 
     @staticmethod
-    def _choose_driver(filters: SearchFilters, ordered: list[tuple[int, tuple[str, str]]],
-                       counts: dict[tuple[str, str], int]) -> str:
+    def _choose_driver(
+        filters: SearchFilters, ordered: list[tuple[int, tuple[str, str]]], counts: dict[tuple[str, str], int]
+    ) -> str:
         rarest = ordered[0][0] if ordered else None
         if filters.any_tags:
             any_count = sum(counts[("tag", tag)] for tag in filters.any_tags)
@@ -168,8 +183,11 @@ class SearchStatements:
         # The page is a subquery with a LIMIT, which neither database flattens into the join.
         pks = page.subquery("page")
         listed = _AGENTS.alias("listed")
-        return (select(*(listed.c[name] for name in self._listed_columns))
-                .join_from(listed, pks, listed.c.pk == next(iter(pks.c))).order_by(listed.c.pk))
+        return (
+            select(*(listed.c[name] for name in self._listed_columns))
+            .join_from(listed, pks, listed.c.pk == next(iter(pks.c)))
+            .order_by(listed.c.pk)
+        )
 
     def _build(self, shape: _Shape) -> Select[Any] | CompoundSelect:
         if shape.driver == "any" and self._sqlite:
@@ -187,13 +205,24 @@ class SearchStatements:
         after = bindparam("after")
         for index in range(shape.term_probes):
             probe = _TERMS.alias(f"p{index}")
-            stmt = stmt.where(exists().where(probe.c.agent_pk == driver_pk, probe.c.agent_pk > after,
-                                             probe.c.kind == bindparam(f"k{index}"),
-                                             probe.c.value == bindparam(f"v{index}")))
+            stmt = stmt.where(
+                exists().where(
+                    probe.c.agent_pk == driver_pk,
+                    probe.c.agent_pk > after,
+                    probe.c.kind == bindparam(f"k{index}"),
+                    probe.c.value == bindparam(f"v{index}"),
+                )
+            )
         if shape.any_probe:
             probe = _TERMS.alias("pany")
-            stmt = stmt.where(exists().where(probe.c.agent_pk == driver_pk, probe.c.agent_pk > after,
-                                             probe.c.kind == "tag", probe.c.value.in_(bindparam("any", expanding=True))))
+            stmt = stmt.where(
+                exists().where(
+                    probe.c.agent_pk == driver_pk,
+                    probe.c.agent_pk > after,
+                    probe.c.kind == "tag",
+                    probe.c.value.in_(bindparam("any", expanding=True)),
+                )
+            )
         if shape.text_probe:
             stmt = stmt.where(self._text_probe(driver_pk))
         agent_conditions = self._agent_conditions(shape)
@@ -226,7 +255,8 @@ class SearchStatements:
             return _FTS.c.rowid, select(_FTS.c.rowid).where(text("agent_fts MATCH :q"))
         if driver == "text":
             return _SEARCH.c.agent_pk, select(_SEARCH.c.agent_pk).where(
-                text("agent_search.document_tsv @@ CAST(:q AS tsquery)"))
+                text("agent_search.document_tsv @@ CAST(:q AS tsquery)")
+            )
         return _AGENTS.c.pk, select(_AGENTS.c.pk)
 
     @staticmethod
@@ -234,7 +264,8 @@ class SearchStatements:
         """The agents with the `index`th of the any-of tags, in pk order (by the lookup index)."""
         term = _TERMS.alias(f"any{index}")
         return term.c.agent_pk, select(term.c.agent_pk).where(
-            term.c.kind == "tag", term.c.value == bindparam(f"a{index}"))
+            term.c.kind == "tag", term.c.value == bindparam(f"a{index}")
+        )
 
     def _any_driver(self, ranges: int) -> tuple[ColumnElement[int], Select[Any]]:
         """Agents with any of the tags, each once, in pk order (PostgreSQL; SQLite: `_build`).

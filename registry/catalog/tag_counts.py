@@ -29,8 +29,13 @@ def _read_statement(by_prefix: bool) -> Select[tuple[str, int]]:
         pending = pending.where(TagCountDelta.tag.like(bindparam("pattern"), escape="/"))
     rows = union_all(folded, pending).subquery()
     total = func.sum(rows.c.n)
-    return (select(rows.c.tag, total.label("count")).group_by(rows.c.tag).having(total > 0)
-            .order_by(total.desc(), rows.c.tag).limit(bindparam("limit")))
+    return (
+        select(rows.c.tag, total.label("count"))
+        .group_by(rows.c.tag)
+        .having(total > 0)
+        .order_by(total.desc(), rows.c.tag)
+        .limit(bindparam("limit"))
+    )
 
 
 # Built once, not per request: SQLAlchemy then finds its compiled form by identity.

@@ -40,8 +40,14 @@ class GroupCommitter(Generic[T]):
     """Runs `write_batch(items)` for items submitted concurrently; `write_one(item)` isolates a
     batch that failed, so each caller gets its own outcome (e.g. one duplicate URL)."""
 
-    def __init__(self, write_batch: Callable[[list[T]], None], write_one: Callable[[T], None], max_batch: int = 64,
-                 serialize: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext, linger: float = 0.002) -> None:
+    def __init__(
+        self,
+        write_batch: Callable[[list[T]], None],
+        write_one: Callable[[T], None],
+        max_batch: int = 64,
+        serialize: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
+        linger: float = 0.002,
+    ) -> None:
         self._serialize = serialize  # e.g. the database's WriterLock, shared with other committers
         self._write_batch = write_batch
         self._write_one = write_one

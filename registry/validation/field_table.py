@@ -19,8 +19,7 @@ from typing import Any
 
 from registry.validation.paths import child
 from registry.validation.report import Issue, make_issue
-from registry.validation.schema_store import FIELD_TABLE_FILE, read_schema_file
-from registry.validation.schema_validation import json_type_name
+from registry.validation.schema_validation import FIELD_TABLE_FILE, json_type_name, read_schema_file
 
 STRING = "string"
 STRUCT = "struct"  # google.protobuf.Struct: any JSON object

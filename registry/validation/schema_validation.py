@@ -1,24 +1,71 @@
-"""Judge a 0.x card (or the 0.3 part of a hybrid) by its official JSON Schema; errors become issues."""
+"""The official A2A JSON Schemas of 0.x (package data) and the issues a card has against them."""
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterator
+from importlib import resources
 from typing import Any
 
 from jsonschema.exceptions import ValidationError
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
 
 from registry.validation.paths import child, pointer
 from registry.validation.report import Issue, make_issue, unique_in_order
-from registry.validation.schema_store import card_validator
 
+SCHEMA_VERSIONS = ("0.1.0", "0.2.0", "0.2.5", "0.2.6", "0.3.0")
+FIELD_TABLE_FILE = "a2a-v1.0-field-presence.json"
 _MAX_QUOTED = 80  # jsonschema messages quote whole instances; keep ours short and to the point
 _JSON_TYPE_NAMES: dict[type, str] = {dict: "an object", list: "an array", str: "a string"}
 
 
+def read_schema_file(name: str) -> Any:
+    """Parse one file of `registry/validation/schemas/` (package data, so it works from a wheel)."""
+    text = resources.files("registry.validation").joinpath("schemas").joinpath(name).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@functools.cache
+def card_schema(version: str) -> dict[str, Any]:
+    """The AgentCard schema of one version with its references inlined, so that the variants of a
+    union can be read directly (see `_variant_issues`)."""
+    document = read_schema_file(f"a2a-v{version}.json")
+    definitions = document.get("definitions") or document.get("$defs") or {}
+    return {"$schema": document["$schema"], **_inline(definitions["AgentCard"], definitions, ("AgentCard",))}
+
+
+@functools.cache
+def card_validator(version: str) -> Validator:
+    """The validator of `card_schema(version)`, built once per process and version."""
+    schema = card_schema(version)
+    return validator_for(schema)(schema)
+
+
+def card_properties(version: str) -> frozenset[str]:
+    """Top-level field names the schema of `version` defines."""
+    return frozenset(card_schema(version).get("properties", {}))
+
+
+def _inline(node: Any, definitions: dict[str, Any], stack: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, definitions, stack) for item in node]
+    if not isinstance(node, dict):
+        return node
+    reference = node.get("$ref")
+    if isinstance(reference, str) and reference.startswith(("#/definitions/", "#/$defs/")):
+        name = reference.rsplit("/", 1)[1]
+        if name in stack:  # no A2A AgentCard is recursive, but never loop forever
+            raise ValueError(f"recursive schema reference {name!r} cannot be inlined")
+        return _inline(definitions[name], definitions, stack + (name,))  # Draft 7 ignores $ref's siblings
+    return {key: _inline(value, definitions, stack) for key, value in node.items()}
+
+
 def schema_issues(card: dict[str, Any], version: str) -> list[Issue]:
     """Every violation of the v`version` AgentCard schema, with JSON-pointer paths."""
-    validator = card_validator(version)
-    return unique_in_order(issue for error in validator.iter_errors(card) for issue in issues_for_error(error, version))
+    errors = card_validator(version).iter_errors(card)
+    return unique_in_order(issue for error in errors for issue in issues_for_error(error, version))
 
 
 def compat_schema_issues(card: dict[str, Any], version: str) -> list[Issue]:

@@ -14,7 +14,7 @@ from registry.validation.detection import Detection
 from registry.validation.field_table import field_table, proto_name
 from registry.validation.paths import child
 from registry.validation.report import Issue, make_issue
-from registry.validation.schema_store import SCHEMA_VERSIONS, card_properties
+from registry.validation.schema_validation import SCHEMA_VERSIONS, card_properties
 
 # Names that are no field of any version, with what was meant.
 _KNOWN_MISTAKES = {
