@@ -58,17 +58,17 @@ class FastJsonProvider(DefaultJSONProvider):
 
     def response(self, *args: Any, **kwargs: Any) -> Response:
         obj = self._prepare_response_obj(args, kwargs)
-        return self._app.response_class(jsontext.dumps(obj, default=self.default), mimetype=self.mimetype)
+        return Response(jsontext.dumps(obj, default=self.default), mimetype=self.mimetype)
 
 
 class NoSessions(SessionInterface):
     """The API authenticates every request with a bearer token and keeps no cookie session, so
     no request pays for opening and signing one."""
 
-    def open_session(self, app, request):  # type: ignore[no-untyped-def]
+    def open_session(self, app: Flask, request: Any) -> Any:
         return self.make_null_session(app)
 
-    def save_session(self, app, session, response):  # type: ignore[no-untyped-def]
+    def save_session(self, app: Flask, session: Any, response: Any) -> None:
         return None
 
 

@@ -1,9 +1,5 @@
 """JSON on the hot paths (request bodies, stored renderings, responses) through orjson, with the
-standard library behind it for what orjson refuses, so nothing that parsed before stops parsing.
-
-orjson is about ten times faster at encoding and two to three times at decoding; registration
-and search encode and decode several documents per request.
-"""
+standard library behind it for what orjson refuses, so nothing that parsed with `json` fails."""
 
 from __future__ import annotations
 
@@ -30,32 +26,17 @@ def dumps_text(value: Any) -> str:
     return dumps(value).decode("utf-8")
 
 
-# orjson writes what `json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)` writes,
-# but for floats from 1e-10 to 1e-4: `0.00001` and `1e-6` where `json` writes `1e-05` and `1e-06`.
-# With every digit read as "0", such a float shows "0.0000" or "e-0", and the text is then written
-# by `json` (so is one that merely looks so: a float of 1e-10 or less, a string holding "e-7").
-_DIGITS_READ_AS_ZERO = bytes(0x30 if 0x30 <= byte <= 0x39 else byte for byte in range(256))
-
-
 def canonical(value: Any) -> bytes:
-    """Sorted-key compact UTF-8 JSON, exactly as `json.dumps(value, sort_keys=True,
-    separators=(",", ":"), ensure_ascii=False)` writes it, faster: 8–12 µs for a bench card
-    against ~30."""
+    """Sorted-key compact UTF-8 JSON: the same bytes for the same content whatever the key order
+    (a card's identity for change detection; signing uses RFC 8785 in `signing`)."""
     try:
-        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # beyond 64 bits, a lone surrogate
-        text = None
-    if text is not None:
-        digits = text.translate(_DIGITS_READ_AS_ZERO)
-        if b"0.0000" not in digits and b"e-0" not in digits:
-            return text
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 # orjson reads integers beyond 64 bits as floats; a document with a run of 19+ digits anywhere
-# (in a number or, harmlessly, a string) is parsed by `json`, which keeps them exact. The run is
-# found by mapping every ASCII digit to "0" and every other byte to " ": a regular expression
-# scan cost four times as much as orjson's whole parse.
+# (in a number or, harmlessly, a string) is parsed by `json`, which keeps them exact.
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
 _LONG_RUN = b"0" * 19
 

@@ -33,31 +33,18 @@ class CardRecord:
     fetched_from: str | None = None
     etag: str | None = None
     last_modified: str | None = None
-    trust: CardTrust | None = None  # its signature checks and endorsement (issue 4)
+    trust: CardTrust | None = None  # its signature checks and endorsement
+    sha256: str = dataclasses.field(init=False)
 
     @property
     def accepted(self) -> bool:
         """Valid, and signed as the operator requires."""
         return self.report.valid and (self.trust is None or self.trust.accepted)
 
-    @property
-    def sha256(self) -> str:
-        # Not functools.cached_property: on Python 3.11 it holds one lock for every instance, so
-        # concurrent registrations queued behind each other's JSON encoding.
-        cached = self.__dict__.get("_sha256")
-        if cached is None:
-            cached = self._content_sha256()
-            object.__setattr__(self, "_sha256", cached)
-        return cached
-
-    def _content_sha256(self) -> str:
-        """Identity of the card's content, independent of key order and white space.
-
-        Sorted-key compact JSON (`jsontext.canonical`) is canonical enough for change detection;
-        full RFC 8785 is reserved for signing, where byte-exactness across implementations
-        matters (and costs ~10x more in pure Python).
-        """
-        return hashlib.sha256(jsontext.canonical(self.card)).hexdigest()
+    def __post_init__(self) -> None:
+        # The identity of the card's content, whatever its key order and white space, for change
+        # detection (signing uses RFC 8785, in `signing`).
+        object.__setattr__(self, "sha256", hashlib.sha256(jsontext.canonical(self.card)).hexdigest())
 
 
 # Catalogs reuse a small vocabulary of tags and media types; a registration normalises ~30 of them.

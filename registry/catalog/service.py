@@ -238,6 +238,8 @@ class CatalogService:
         if scope is None:
             return record
         trust = self._trust.assess(record, scope, endorse=record.report.valid)
+        if trust is None:
+            return record
         if enforce:
             self._trust.require(trust)
         return dataclasses.replace(record, trust=trust)

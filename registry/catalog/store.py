@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Row, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.expression import TableClause
+from sqlalchemy.sql.expression import FromClause
 
 from registry.audit import AuditEntry
 from registry.catalog.models import Agent, AgentCard, AgentTerm, TagCountDelta
@@ -24,6 +24,8 @@ from registry.catalog.records import ACTIVE, CardRecord, agent_values, card_valu
 from registry.catalog.store_search import SearchFilters, SearchStatements, TermStats
 from registry.catalog.tag_counts import TagCounts
 from registry.trust import trust_rows
+
+TableRows = dict[Any, list[dict[str, Any]]]  # rows to insert, by table (a Table or a `table()` clause)
 
 # What the API shows of an agent: its pk (for cursors), the columns that change without a new
 # card, and the profile rendered from its card when it was stored.
@@ -84,7 +86,7 @@ class CatalogStore:
         """Hold the agent against other writers until the transaction ends."""
         raise NotImplementedError
 
-    def documents(self, rows: list[tuple[int, str]]) -> tuple[TableClause, list[dict[str, Any]]]:
+    def documents(self, rows: list[tuple[int, str]]) -> tuple[FromClause, list[dict[str, Any]]]:
         """The text index's table and its rows for (agent pk, search document) pairs."""
         raise NotImplementedError
 
@@ -97,7 +99,7 @@ class CatalogStore:
 
     # -- new agents ----------------------------------------------------------------------
 
-    def insert_new(self, batch: Sequence[NewAgent]) -> list[int | None]:
+    def insert_new(self, batch: Sequence[NewAgent]) -> Sequence[int | None]:
         """Insert new agents, all or none; their pks in order. When the batch fails on a unique
         key (a URL registered meanwhile, or twice in the batch), each agent is tried on its own:
         None marks those whose URL is taken."""
@@ -116,10 +118,10 @@ class CatalogStore:
             self.insert_tables(conn, self.rows_of(batch, pks))
         return pks
 
-    def rows_of(self, batch: Sequence[NewAgent], pks: list[int]) -> dict[TableClause, list[dict[str, Any]]]:
+    def rows_of(self, batch: Sequence[NewAgent], pks: list[int]) -> TableRows:
         """The rows new agents bring besides their own: first card, signature checks, search terms
         and document, tag counts, audit entries."""
-        rows: dict[TableClause, list[dict[str, Any]]] = {
+        rows: TableRows = {
             AgentCard.__table__: [card_values(new.record, pk, 1) for new, pk in zip(batch, pks)],
             **trust_rows([(new.record.trust, pk, 1) for new, pk in zip(batch, pks)]),
         }
@@ -129,9 +131,7 @@ class CatalogStore:
             AuditEntry.__table__: [new.audit for new in batch if new.audit],
         }
 
-    def _index_rows(
-        self, agents: list[tuple[int, CardRecord, dict[str, Any]]]
-    ) -> dict[TableClause, list[dict[str, Any]]]:
+    def _index_rows(self, agents: list[tuple[int, CardRecord, dict[str, Any]]]) -> TableRows:
         """The search terms and documents of agents, and the tag counts of the active ones."""
         terms = [row for pk, record, values in agents for row in term_rows(pk, values, record.summary)]
         active = {pk for pk, _, values in agents if values["status"] == ACTIVE}
@@ -144,7 +144,7 @@ class CatalogStore:
             ),
         }
 
-    def insert_tables(self, conn: Connection, tables: dict[TableClause, list[dict[str, Any]]]) -> None:
+    def insert_tables(self, conn: Connection, tables: TableRows) -> None:
         """Insert rows (dicts with the same keys) into each table, in the order given."""
         for table, rows in tables.items():
             if rows:

@@ -10,10 +10,10 @@ from typing import Any
 
 import orjson
 from sqlalchemy import Connection, TextClause, select, table, text
-from sqlalchemy.sql.expression import TableClause
+from sqlalchemy.sql.expression import FromClause
 
 from registry.catalog.models import Agent
-from registry.catalog.store import CatalogStore, NewAgent
+from registry.catalog.store import CatalogStore, NewAgent, TableRows
 from registry.catalog.store_sqlite import MAX_QUERY_WORDS
 
 _LEXEMES = re.compile(r"[^\W_]+")
@@ -80,7 +80,7 @@ class PostgresCatalogStore(CatalogStore):
             self.insert_tables(conn, {Agent.__table__: agents, **self.rows_of(batch, pks)})
         return pks
 
-    def insert_tables(self, conn: Connection, tables: dict[TableClause, list[dict[str, Any]]]) -> None:
+    def insert_tables(self, conn: Connection, tables: TableRows) -> None:
         # Each table's rows go to the server as one JSON document that it turns into rows itself
         # (`json_populate_recordset`), every table in one statement: the driver otherwise sends,
         # and the server executes, a statement per row (a registration writes ~25 rows).
@@ -91,7 +91,7 @@ class PostgresCatalogStore(CatalogStore):
         params = {f"r{n}": orjson.dumps(rows, default=_hex).decode() for n, rows in enumerate(tables.values())}
         conn.execute(_insert_from_json(shape), params)
 
-    def documents(self, rows: list[tuple[int, str]]) -> tuple[TableClause, list[dict[str, Any]]]:
+    def documents(self, rows: list[tuple[int, str]]) -> tuple[FromClause, list[dict[str, Any]]]:
         return _SEARCH, [{"agent_pk": pk, "document_tsv": vector(document)} for pk, document in rows]
 
     def remove_document(self, conn: Connection, agent_pk: int) -> None:

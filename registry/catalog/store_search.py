@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     CompoundSelect,
     Connection,
@@ -202,7 +203,7 @@ class SearchStatements:
 
     def _filtered(self, shape: _Shape, driver_pk: ColumnElement[int], stmt: Select[Any]) -> Select[Any]:
         """`stmt` with every filter but its driver's, each as an index probe of `driver_pk`."""
-        after = bindparam("after")
+        after: BindParameter[int] = bindparam("after")
         for index in range(shape.term_probes):
             probe = _TERMS.alias(f"p{index}")
             stmt = stmt.where(

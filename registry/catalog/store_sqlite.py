@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, column, table, text, update
-from sqlalchemy.sql.expression import TableClause
+from sqlalchemy.sql.expression import FromClause
 
 from registry.catalog.models import Agent
 from registry.catalog.store import CatalogStore
@@ -33,7 +33,7 @@ class SqliteCatalogStore(CatalogStore):
         # changes nothing takes the database's write lock before anything is read.
         conn.execute(update(Agent).where(Agent.pk == agent_pk).values(status=Agent.status))
 
-    def documents(self, rows: list[tuple[int, str]]) -> tuple[TableClause, list[dict[str, Any]]]:
+    def documents(self, rows: list[tuple[int, str]]) -> tuple[FromClause, list[dict[str, Any]]]:
         return _FTS, [{"rowid": pk, "document": document} for pk, document in rows]
 
     def remove_document(self, conn: Connection, agent_pk: int) -> None:

@@ -20,7 +20,7 @@ from sqlalchemy import Connection, Engine, Select, bindparam, delete, func, sele
 from registry.catalog.models import TagCount, TagCountDelta
 
 
-def _read_statement(by_prefix: bool) -> Select[tuple[str, int]]:
+def _read_statement(by_prefix: bool) -> Select[str, int]:
     """The counts, folded and pending, of the tags (LIKE `:pattern`, escaped with "/"), `:limit` of them."""
     folded = select(TagCount.tag.label("tag"), TagCount.count.label("n"))
     pending = select(TagCountDelta.tag.label("tag"), TagCountDelta.delta.label("n"))
@@ -64,7 +64,7 @@ class TagCounts:
         params: dict[str, object] = {"limit": limit}
         if prefix:
             params["pattern"] = prefix.replace("/", "//").replace("%", "/%").replace("_", "/_") + "%"
-        return [(tag, int(count)) for tag, count in conn.execute(_READ[bool(prefix)], params).all()]
+        return [(tag, int(count)) for tag, count in conn.execute(_READ[bool(prefix)], params)]
 
     @staticmethod
     def fold(engine: Engine) -> int:

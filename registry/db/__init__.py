@@ -14,7 +14,6 @@ from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from registry import jsontext
-from registry.db.driver import DriverStatement
 from registry.db.pool_ping import PING_AFTER_IDLE, PingWhenIdle
 from registry.db.sqlite import BACKSTOP_CHECKPOINT_PAGES, WalCheckpointer, WriterLock, sqlite_path, writer_lock
 

@@ -1,14 +1,10 @@
-"""Group commit: registrations that arrive together are written in one transaction.
+"""Group commit: writes that arrive together are written in one transaction.
 
-A commit costs far more than the rows it carries, and concurrent registrations (several client
-connections, or a web process with many threads) would otherwise queue for the single SQLite
-writer one commit at a time. The first caller to find no writer active becomes the leader: it
-takes everything pending, writes it in one transaction and wakes the others; callers that arrive
-meanwhile form the next batch, written by the oldest of them, whom the leader hands the lead to.
-So nobody writes batches after its own: a leader that went on while callers kept coming answered
-its own request only at the first lull. Nobody waits for a timer, so a lone request pays nothing
-extra.
-Every caller returns only after its own rows are committed, so a 201 still means durable.
+A commit costs far more than the rows it carries. The first caller to find no writer active
+becomes the leader: it takes everything pending, writes it in one transaction and wakes the
+others; callers arriving meanwhile form the next batch, led by the oldest of them. Nobody waits
+for a timer, so a lone request pays nothing extra, and every caller returns only once its own
+rows are committed.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""Pessimistic disconnect handling for PostgreSQL, paid only where it can matter.
-
-SQLAlchemy's `pool_pre_ping` pings on every checkout: one more round trip for every request,
-1.6 ms of a 4.6 ms search on the bench machine. A connection that came back to the pool moments
-ago is almost certainly alive, so only one that sat idle longer than `after` seconds is pinged
-(after a database restart or a failover, a quiet pool is exactly the case). If the server does
-go away within that moment, the statement fails as a disconnect, SQLAlchemy invalidates the whole
-pool, and the next checkout connects afresh.
+"""Pessimistic disconnect handling for PostgreSQL, paid only where it can matter: a connection
+that sat idle in the pool longer than `after` seconds is pinged before use (after a restart or a
+failover a quiet pool is exactly that case), rather than every checkout paying a round trip as
+with `pool_pre_ping`. A connection the server dropped meanwhile fails its statement as a
+disconnect, and SQLAlchemy then replaces the whole pool.
 """
 
 from __future__ import annotations

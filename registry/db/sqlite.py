@@ -62,6 +62,7 @@ class WriterLock:
                 fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _file(self) -> int:
+        assert self._path is not None
         if self._fd is None:
             self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
         return self._fd

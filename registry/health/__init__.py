@@ -1,16 +1,19 @@
 """Health: keeping the catalog true. JSON-RPC probes of each agent's own endpoints rolled up by
-thresholds, and the re-crawl of its card on its own schedule. Other packages use only what this
-face exports; health uses the catalog and trust through theirs.
-"""
+thresholds, and the re-crawl of its card on its own schedule. Uses the catalog and trust faces."""
 
 from registry.health.crawler import CrawlPolicy, CrawlService
 from registry.health.errors import HealthError, ProbeInProgress
-from registry.health.models import HealthCheck
 from registry.health.probe import HealthProbe
-from registry.health.service import HealthService
+from registry.health.service import HealthCheck, HealthService
 from registry.health.state import HealthPolicy
 
 __all__ = [
-    "CrawlPolicy", "CrawlService", "HealthCheck", "HealthError", "HealthPolicy", "HealthProbe", "HealthService",
+    "CrawlPolicy",
+    "CrawlService",
+    "HealthCheck",
+    "HealthError",
+    "HealthPolicy",
+    "HealthProbe",
+    "HealthService",
     "ProbeInProgress",
 ]

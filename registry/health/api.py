@@ -49,12 +49,14 @@ def health_check_json(check: Any) -> dict[str, Any]:
 
 def _checks_response(agent_id: str, limit: int) -> Response:
     agent, checks = _health().recent_checks(agent_id, limit)
-    return jsonify({
-        "agentId": agent.id,
-        "health": {**health_json(agent), "since": api_time(agent.health_since)},
-        "crawl": crawl_json(agent),
-        "items": [health_check_json(check) for check in checks],
-    })
+    return jsonify(
+        {
+            "agentId": agent.id,
+            "health": {**health_json(agent), "since": api_time(agent.health_since)},
+            "crawl": crawl_json(agent),
+            "items": [health_check_json(check) for check in checks],
+        }
+    )
 
 
 @bp.get("/<agent_id>/health")

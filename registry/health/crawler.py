@@ -1,14 +1,11 @@
 """Re-crawling registered agents on their own schedule (a `LeasedWork` for `registry.jobs`).
 
-Each crawled agent is re-fetched when `next_crawl_at` passes: conditionally (`If-None-Match` /
-`If-Modified-Since` with the validators of the last answer), then again after the card's own
-`Cache-Control: max-age` clamped to the operator's bounds, or the default interval, jittered.
-A changed valid card becomes the current version (the catalog re-indexes the agent); an invalid
-one is kept as a non-current version with its issues and the last valid card stays current;
-failed fetches back off exponentially up to the longest interval. Pushed cards are not
-re-crawled: their pipeline is their source of truth. They are still claimed (and put off by the
-longest interval) rather than filtered out, so that the due range of the `next_crawl_at` index
-holds only work: a catalog of pushed cards costs one claim per agent per day, not a scan per tick.
+Each crawled agent is re-fetched when `next_crawl_at` passes, conditionally (`If-None-Match` /
+`If-Modified-Since`), then again after its own `Cache-Control: max-age` within the operator's
+bounds (else the default interval), jittered; failed fetches back off exponentially. A changed
+valid card becomes the current version, an invalid one a non-current version. Pushed cards are
+not re-crawled but still claimed, and put off by the longest interval, so that the due range of
+the `next_crawl_at` index holds only work.
 """
 
 from __future__ import annotations
@@ -37,15 +34,12 @@ from registry.health.state import jittered
 from registry.jobs import LeaseColumns
 from registry.trust import CardTrust, refresh_current_trust
 
+AGENTS = Agent.__table__
 CRAWL_LEASE = LeaseColumns(
-    Agent.__table__, Agent.__table__.c.pk, Agent.__table__.c.next_crawl_at,
-    Agent.__table__.c.crawl_lease_owner, Agent.__table__.c.crawl_lease_until,
+    AGENTS, AGENTS.c.pk, AGENTS.c.next_crawl_at, AGENTS.c.crawl_lease_owner, AGENTS.c.crawl_lease_until
 )
-_SCHEDULE = update(Agent).where(Agent.pk == bindparam("b_pk")).values(
-    next_crawl_at=bindparam("b_next"), crawled_at=bindparam("b_crawled"), crawl_failures=bindparam("b_failures"),
-    crawl_error=bindparam("b_error"), crawl_etag=bindparam("b_etag"),
-    crawl_last_modified=bindparam("b_last_modified"), crawl_lease_owner=None, crawl_lease_until=None,
-)
+_CLAIMED = (Agent.card_url, Agent.source, Agent.crawl_etag, Agent.crawl_last_modified, Agent.crawl_failures)
+_SCHEDULE = update(Agent).where(Agent.pk == bindparam("b_pk"))  # one executemany; SET: the columns each row names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,14 +71,13 @@ class DueCrawl:
 
 @dataclasses.dataclass(frozen=True)
 class CrawlOutcome:
-    """`record` is set when a card came back (valid or not); `error` when the fetch failed;
-    `not_modified` on 304, with `reassessed`: the current card's signatures checked again (version, trust)."""
+    """`answer` when the agent answered (`record`: the card, valid or not; on 304, `reassessed`:
+    the current card's signatures checked again, (version, trust)); `error` when the fetch failed."""
 
     item: DueCrawl
+    answer: FetchedCard | NotModified | None = None
     record: CardRecord | None = None
-    not_modified: NotModified | None = None
     reassessed: tuple[int, CardTrust] | None = None
-    fetched: FetchedCard | None = None
     error: str | None = None
 
 
@@ -111,18 +104,17 @@ class CrawlService:
     def claim(self, owner: str, limit: int) -> list[DueCrawl]:
         with self._engine.begin() as conn:
             rows = CRAWL_LEASE.claim(
-                conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit,
-                returning=(Agent.card_url, Agent.source, Agent.crawl_etag, Agent.crawl_last_modified,
-                           Agent.crawl_failures),
+                conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit, returning=_CLAIMED
             )
-            fallback = _current_validators(conn, [row.pk for row in rows if row.source == "crawled"
-                                                  and not (row.crawl_etag or row.crawl_last_modified)])
-        return [self._due(row, fallback.get(row.pk)) for row in rows]
-
-    @staticmethod
-    def _due(row: Any, stored: tuple[str | None, str | None] | None) -> DueCrawl:
-        etag, last_modified = stored or (row.crawl_etag, row.crawl_last_modified)
-        return DueCrawl(row.pk, row.card_url, etag, last_modified, row.crawl_failures, pushed=row.source != "crawled")
+            unknown = [
+                row.pk for row in rows if row.source == "crawled" and not (row.crawl_etag or row.crawl_last_modified)
+            ]
+            stored = _current_validators(conn, unknown)
+        due = []
+        for row in rows:
+            etag, last_modified = stored.get(row.pk, (row.crawl_etag, row.crawl_last_modified))
+            due.append(DueCrawl(row.pk, row.card_url, etag, last_modified, row.crawl_failures, row.source != "crawled"))
+        return due
 
     def perform(self, item: DueCrawl) -> CrawlOutcome:
         """Fetch (conditionally) and validate; never raises for what the agent does."""
@@ -130,17 +122,18 @@ class CrawlService:
             return CrawlOutcome(item)
         try:
             answer = self._fetcher.fetch(item.card_url, etag=item.etag, last_modified=item.last_modified)
-            if isinstance(answer, NotModified):  # the same card; its keys may have changed (e.g. its JWKS answers again)
-                return CrawlOutcome(item, not_modified=answer, reassessed=self._catalog.reassess_current(item.pk))
-            return CrawlOutcome(item, record=self._catalog.crawled_record(answer, item.card_url), fetched=answer)
+            if isinstance(answer, NotModified):  # the same card, but its keys may have changed
+                return CrawlOutcome(item, answer, reassessed=self._catalog.reassess_current(item.pk))
+            return CrawlOutcome(item, answer, record=self._catalog.crawled_record(answer, item.card_url))
         except (CardFetchError, RegistryError) as error:  # outbound failures are RegistryErrors too
             return CrawlOutcome(item, error=f"{type(error).__name__}: {error}"[:500])
 
     def record(self, owner: str, outcomes: Sequence[CrawlOutcome]) -> int:
         now = self._clock()
         with self._engine.begin() as conn:
-            held = CRAWL_LEASE.hold(conn, [o.item.pk for o in outcomes], owner=owner, now=now,
-                                    seconds=self._lease_seconds)
+            held = CRAWL_LEASE.hold(
+                conn, [o.item.pk for o in outcomes], owner=owner, now=now, seconds=self._lease_seconds
+            )
             kept = [o for o in outcomes if o.item.pk in held]
             for outcome in kept:
                 if outcome.record is not None:
@@ -153,8 +146,7 @@ class CrawlService:
         return len(kept)
 
     def _schedule(self, outcome: CrawlOutcome, now: dt.datetime) -> dict[str, Any]:
-        item = outcome.item
-        answer = outcome.fetched or outcome.not_modified
+        item, answer = outcome.item, outcome.answer
         if item.pushed:  # not ours to fetch; look again in a day in case it becomes a crawled card
             failures, delay, etag, last_modified = 0, self._policy.max_interval, item.etag, item.last_modified
         elif answer is None:  # the fetch failed: keep the validators, back off
@@ -164,9 +156,15 @@ class CrawlService:
             failures, delay = 0, self._policy.delay(answer.max_age)
             etag, last_modified = answer.etag, answer.last_modified
         return {
-            "b_pk": item.pk, "b_next": now + dt.timedelta(seconds=jittered(delay, self._policy.jitter, self._rng)),
-            "b_crawled": None if item.pushed else now, "b_failures": failures, "b_error": outcome.error,
-            "b_etag": etag[:500] if etag else None, "b_last_modified": last_modified[:100] if last_modified else None,
+            "b_pk": item.pk,
+            "next_crawl_at": now + dt.timedelta(seconds=jittered(delay, self._policy.jitter, self._rng)),
+            "crawled_at": None if item.pushed else now,
+            "crawl_failures": failures,
+            "crawl_error": outcome.error,
+            "crawl_etag": etag[:500] if etag else None,
+            "crawl_last_modified": last_modified[:100] if last_modified else None,
+            "crawl_lease_owner": None,
+            "crawl_lease_until": None,
         }
 
 
@@ -174,8 +172,7 @@ def _current_validators(conn: Connection, pks: list[int]) -> dict[int, tuple[str
     """Validators stored with the current card, for agents crawled before (or at registration)."""
     if not pks:
         return {}
-    rows = conn.execute(
-        select(AgentCard.agent_pk, AgentCard.etag, AgentCard.last_modified)
-        .where(AgentCard.agent_pk.in_(pks), AgentCard.is_current.is_(True))
-    )
-    return {row.agent_pk: (row.etag, row.last_modified) for row in rows}
+    current = select(AgentCard.agent_pk, AgentCard.etag, AgentCard.last_modified).where(AgentCard.is_current.is_(True))
+    return {
+        row.agent_pk: (row.etag, row.last_modified) for row in conn.execute(current.where(AgentCard.agent_pk.in_(pks)))
+    }

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -38,6 +39,13 @@ from registry.outbound.response import parse_json
 MISMATCH_CODES = frozenset({-32601, -32600, -32009})
 MAX_INTERFACES = 4  # a card listing many endpoints must not turn a probe into a flood
 MAX_ANSWER_BYTES = 65_536
+_FAILURE_REASONS = (  # the first that matches: a TLS error is also a connection error
+    (OutboundTimeout, "timeout"),
+    (OutboundTlsError, "tlsError"),
+    (OutboundConnectionError, "connectionError"),
+    (OutboundRefused, "refused"),
+    (OutboundTooLarge, "tooLarge"),
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,21 +94,16 @@ class Verdict:
 
 def probe_targets(interfaces: Sequence[Mapping[str, Any]]) -> list[ProbeTarget]:
     """The JSON-RPC interfaces of an agent (as stored on `agents.interfaces`), de-duplicated."""
-    targets: list[ProbeTarget] = []
+    targets: dict[tuple[str, str, str | None], ProbeTarget] = {}
     for interface in interfaces:
-        if str(interface.get("protocolBinding", "")).upper() != "JSONRPC" or not interface.get("url"):
-            continue
-        target = ProbeTarget(str(interface["url"]), interface.get("protocolVersion"))
-        if all((t.url, t.method, t.version_header) != (target.url, target.method, target.version_header) for t in targets):
-            targets.append(target)
-    return targets[:MAX_INTERFACES]
+        if str(interface.get("protocolBinding", "")).upper() == "JSONRPC" and interface.get("url"):
+            target = ProbeTarget(str(interface["url"]), interface.get("protocolVersion"))
+            targets.setdefault((target.url, target.method, target.version_header), target)
+    return list(targets.values())[:MAX_INTERFACES]
 
 
 class HealthProbe:
-    """Sends one harmless JSON-RPC call to an interface and judges the answer.
-
-    `new_id` makes the task and request ids (random UUIDs); `clock` stamps the result.
-    """
+    """Sends one harmless JSON-RPC call to an interface and judges the answer."""
 
     def __init__(
         self,
@@ -111,8 +114,7 @@ class HealthProbe:
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         clock: Callable[[], dt.datetime] = utcnow,
     ) -> None:
-        self._http = http
-        self._timeout = timeout
+        self._post = functools.partial(http.post, max_bytes=MAX_ANSWER_BYTES, timeout=timeout, follow_redirects=False)
         self._slow_after = slow_after
         self._new_id = new_id
         self._clock = clock
@@ -130,8 +132,9 @@ class HealthProbe:
         latency = round(response.elapsed * 1000)
         if verdict.outcome == "up" and response.elapsed > self._slow_after:
             verdict = dataclasses.replace(verdict, outcome="degraded", reason="slow")
-        return ProbeResult(target, checked_at, verdict.outcome, verdict.reason, latency, response.status,
-                           verdict.rpc_code, verdict.detail)
+        return ProbeResult(
+            target, checked_at, latency_ms=latency, http_status=response.status, **dataclasses.asdict(verdict)
+        )
 
     def _request(self, target: ProbeTarget) -> tuple[str, dict[str, Any], dict[str, str]]:
         request_id = self._new_id()
@@ -146,8 +149,7 @@ class HealthProbe:
         # would read as "down". GetTask/tasks/get are reads (v1.0 §3.3.1), so one retry is safe.
         for attempt in (1, 2):
             try:
-                return self._http.post(url, json=payload, headers=headers, max_bytes=MAX_ANSWER_BYTES,
-                                       timeout=self._timeout, follow_redirects=False)
+                return self._post(url, json=payload, headers=headers)
             except OutboundConnectionError as error:
                 if attempt == 2 or isinstance(error, OutboundTlsError):
                     raise
@@ -187,17 +189,7 @@ def _judge_rpc(answer: object, request_id: str, status: int) -> Verdict:
 
 
 def _failure_reason(error: OutboundError) -> str:
-    if isinstance(error, OutboundTimeout):
-        return "timeout"
-    if isinstance(error, OutboundTlsError):
-        return "tlsError"
-    if isinstance(error, OutboundConnectionError):
-        return "connectionError"
-    if isinstance(error, OutboundRefused):
-        return "refused"
-    if isinstance(error, OutboundTooLarge):
-        return "tooLarge"
-    return "badResponse"
+    return next((reason for kind, reason in _FAILURE_REASONS if isinstance(error, kind)), "badResponse")
 
 
 def _short(text: str, limit: int = 300) -> str:

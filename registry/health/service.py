@@ -1,6 +1,9 @@
 """Health checks of registered agents: the leased probe queue the worker drains, probes on demand,
-recent checks, and pruning. Probes run with no transaction open; results are written in one short
-transaction per batch, only for agents whose probe lease the writer still holds."""
+recent checks and pruning. Probes run with no transaction open; results are written in one short
+transaction per batch, only for agents whose probe lease the writer still holds. The schedule,
+lease and roll-up columns live on `agents`, so a claim is one indexed `UPDATE … RETURNING` and
+search filters on health without a join; crawls and probes have a lease pair each.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +14,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Engine, Row, bindparam, delete, insert, select, update
+from sqlalchemy import Engine, ForeignKey, Index, Integer, Row, String, bindparam, delete, insert, select, update
+from sqlalchemy.orm import Mapped, mapped_column
 
 from registry.catalog import Agent
-from registry.db.types import utcnow
+from registry.db import Base
+from registry.db.types import UtcDateTime, utcnow
 from registry.errors import NotFound
 from registry.health.errors import ProbeInProgress
-from registry.health.models import HealthCheck
 from registry.health.probe import HealthProbe, ProbeResult, ProbeTarget, probe_targets
 from registry.health.state import (
     Health,
@@ -31,29 +35,43 @@ from registry.health.state import (
 )
 from registry.jobs import LeaseColumns
 
+AGENTS = Agent.__table__
 PROBE_LEASE = LeaseColumns(
-    Agent.__table__, Agent.__table__.c.pk, Agent.__table__.c.next_probe_at,
-    Agent.__table__.c.probe_lease_owner, Agent.__table__.c.probe_lease_until,
+    AGENTS, AGENTS.c.pk, AGENTS.c.next_probe_at, AGENTS.c.probe_lease_owner, AGENTS.c.probe_lease_until
 )
-HEALTH_COLUMNS = (
-    Agent.source, Agent.health_state, Agent.health_since, Agent.health_checked_at, Agent.health_latency_ms,
-    Agent.health_reason, Agent.health_uptime24h,
-    Agent.crawled_at, Agent.next_crawl_at, Agent.crawl_failures, Agent.crawl_error,
+_CLAIMED = (
+    Agent.id,
+    Agent.interfaces,
+    Agent.health_state,
+    Agent.health_since,
+    Agent.health_successes,
+    Agent.health_failures,
+    Agent.health_window,
 )
-_CHECK_COLUMNS = list(HealthCheck.__table__.columns)
-_CLAIMED = (Agent.id, Agent.interfaces, Agent.health_state, Agent.health_since, Agent.health_successes,
-            Agent.health_failures, Agent.health_window)
-# Written with executemany (one pipelined round trip on PostgreSQL) for the agents `hold` found
-# still leased; the owner condition repeats the fence.
-_WRITE = update(Agent).where(PROBE_LEASE.key == bindparam("b_pk"), PROBE_LEASE.owner == bindparam("b_owner")).values(
-    health_state=bindparam("b_state"), health_since=bindparam("b_since"),
-    health_successes=bindparam("b_successes"), health_failures=bindparam("b_failures"),
-    health_window=bindparam("b_window"), health_uptime24h=bindparam("b_uptime"),
-    health_checked_at=bindparam("b_checked"), health_latency_ms=bindparam("b_latency"),
-    health_reason=bindparam("b_reason"), next_probe_at=bindparam("b_next"),
-    probe_lease_owner=None, probe_lease_until=None,
-)
+# One executemany for the agents `hold` found still leased (SET: the columns each row names); the
+# owner condition repeats the fence.
+_WRITE = update(Agent).where(PROBE_LEASE.key == bindparam("b_pk"), PROBE_LEASE.owner == bindparam("b_owner"))
 PRUNE_BATCH = 5_000
+
+
+class HealthCheck(Base):
+    """One probe of one JSON-RPC interface of an agent. Pruned after the retention period."""
+
+    __tablename__ = "health_checks"
+    __table_args__ = (Index("ix_health_checks_agent_recent", "agent_pk", "checked_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    agent_pk: Mapped[int] = mapped_column(ForeignKey("agents.pk", ondelete="CASCADE"))
+    checked_at: Mapped[dt.datetime] = mapped_column(UtcDateTime(), index=True)
+    interface_url: Mapped[str] = mapped_column(String(2048))
+    protocol_version: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    method: Mapped[str] = mapped_column(String(20))
+    outcome: Mapped[str] = mapped_column(String(10))
+    reason: Mapped[str] = mapped_column(String(40))
+    latency_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    http_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    rpc_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    detail: Mapped[str | None] = mapped_column(String(500), nullable=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,12 +121,11 @@ class HealthService:
         self._clock = clock
         self._rng = rng or random.Random()
 
-    # -- the leased queue -----------------------------------------------------------------
-
     def claim(self, owner: str, limit: int) -> list[DueProbe]:
         with self._engine.begin() as conn:
-            rows = PROBE_LEASE.claim(conn, owner=owner, now=self._clock(), seconds=self._lease_seconds,
-                                     limit=limit, returning=_CLAIMED)
+            rows = PROBE_LEASE.claim(
+                conn, owner=owner, now=self._clock(), seconds=self._lease_seconds, limit=limit, returning=_CLAIMED
+            )
         return [DueProbe.of(row) for row in rows]
 
     def perform(self, item: DueProbe) -> ProbeRound:
@@ -126,8 +143,6 @@ class HealthService:
                 conn.execute(insert(HealthCheck), checks)
         return len(kept)
 
-    # -- on demand and reads --------------------------------------------------------------
-
     def check_now(self, agent_id: str) -> ProbeRound:
         """Probe the agent now. Raises NotFound, or ProbeInProgress while another probe of it runs."""
         owner = f"on-demand:{uuid.uuid4()}"
@@ -135,25 +150,23 @@ class HealthService:
             pk = conn.scalar(select(Agent.pk).where(Agent.id == agent_id))
             if pk is None:
                 raise NotFound(f"no agent with id {agent_id!r}")
-            row = PROBE_LEASE.claim_key(conn, pk, owner=owner, now=self._clock(), seconds=self._lease_seconds,
-                                        returning=_CLAIMED)
+            now = self._clock()
+            row = PROBE_LEASE.claim_key(conn, pk, owner=owner, now=now, seconds=self._lease_seconds, returning=_CLAIMED)
         if row is None:
             raise ProbeInProgress(f"agent {agent_id!r} is being probed right now; ask again in a moment")
         probe_round = self.perform(DueProbe.of(row))
         self.record(owner, [probe_round])
         return probe_round
 
-    def recent_checks(self, agent_id: str, limit: int = 50) -> tuple[Row[*tuple[Any, ...]], list[Row[*tuple[Any, ...]]]]:
-        """The agent's health columns and its latest checks, newest first. Raises NotFound."""
+    def recent_checks(self, agent_id: str, limit: int = 50) -> tuple[Row[Any], list[Row[Any]]]:
+        """The agent's row and its latest checks, newest first. Raises NotFound."""
         with self._engine.connect() as conn:
-            agent = conn.execute(select(Agent.pk, Agent.id, *HEALTH_COLUMNS).where(Agent.id == agent_id)).first()
+            agent = conn.execute(select(AGENTS).where(AGENTS.c.id == agent_id)).first()
             if agent is None:
                 raise NotFound(f"no agent with id {agent_id!r}")
-            checks = list(conn.execute(
-                select(*_CHECK_COLUMNS).where(HealthCheck.agent_pk == agent.pk)
-                .order_by(HealthCheck.checked_at.desc(), HealthCheck.id.desc()).limit(limit)
-            ))
-        return agent, checks
+            latest = HealthCheck.checked_at.desc(), HealthCheck.id.desc()
+            checks = select(HealthCheck.__table__).where(HealthCheck.agent_pk == agent.pk).order_by(*latest)
+            return agent, list(conn.execute(checks.limit(limit)))
 
     def prune(self) -> int:
         """Delete checks older than the retention period, a batch per transaction."""
@@ -167,19 +180,26 @@ class HealthService:
             if count < PRUNE_BATCH:
                 return removed
 
-    # -- internals ------------------------------------------------------------------------
-
     def _agent_values(self, probe_round: ProbeRound, owner: str, now: dt.datetime) -> dict[str, Any]:
         result, health, checked = self._rollup(probe_round, now)
         delay = next_probe_delay(health, self._policy, self._rng)
         if not probe_round.results:  # nothing to probe until the card changes: look rarely
             delay = jittered(self._policy.max_backoff, self._policy.jitter, self._rng)
         return {
-            "b_pk": probe_round.pk, "b_owner": owner, "b_state": health.state, "b_since": health.since,
-            "b_successes": health.successes, "b_failures": health.failures,
-            "b_window": [list(bucket) for bucket in health.window], "b_uptime": uptime(health.window, checked),
-            "b_checked": checked, "b_latency": result.latency_ms, "b_reason": result.reason,
-            "b_next": checked + dt.timedelta(seconds=delay),
+            "b_pk": probe_round.pk,
+            "b_owner": owner,
+            "health_state": health.state,
+            "health_since": health.since,
+            "health_successes": health.successes,
+            "health_failures": health.failures,
+            "health_window": [list(bucket) for bucket in health.window],
+            "health_uptime24h": uptime(health.window, checked),
+            "health_checked_at": checked,
+            "health_latency_ms": result.latency_ms,
+            "health_reason": result.reason,
+            "next_probe_at": checked + dt.timedelta(seconds=delay),
+            "probe_lease_owner": None,
+            "probe_lease_until": None,
         }
 
     def _rollup(self, probe_round: ProbeRound, now: dt.datetime) -> tuple[RoundOutcome, Health, dt.datetime]:
@@ -187,17 +207,28 @@ class HealthService:
         before = probe_round.before
         if not probe_round.results:  # nothing we can probe without creating work (no JSON-RPC interface)
             since = before.since if before.state == "unknown" and before.since else now
-            return RoundOutcome("unknown", "noJsonRpcInterface", None), Health("unknown", since, 0, 0, before.window), now
+            return (
+                RoundOutcome("unknown", "noJsonRpcInterface", None),
+                Health("unknown", since, 0, 0, before.window),
+                now,
+            )
         result = round_outcome(probe_round.results)
         checked = max(r.checked_at for r in probe_round.results)
         return result, next_health(before, result, checked, self._policy), checked
 
 
 def _check_row(agent_pk: int, result: ProbeResult) -> dict[str, Any]:
+    target = result.target
     return {
-        "agent_pk": agent_pk, "checked_at": result.checked_at, "interface_url": result.target.url[:2048],
-        "protocol_version": (result.target.protocol_version or None) and result.target.protocol_version[:20],
-        "method": result.target.method, "outcome": result.outcome, "reason": result.reason,
-        "latency_ms": result.latency_ms, "http_status": result.http_status, "rpc_code": result.rpc_code,
+        "agent_pk": agent_pk,
+        "checked_at": result.checked_at,
+        "interface_url": target.url[:2048],
+        "protocol_version": target.protocol_version[:20] if target.protocol_version else None,
+        "method": target.method,
+        "outcome": result.outcome,
+        "reason": result.reason,
+        "latency_ms": result.latency_ms,
+        "http_status": result.http_status,
+        "rpc_code": result.rpc_code,
         "detail": result.detail[:500] if result.detail else None,
     }

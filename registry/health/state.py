@@ -88,9 +88,7 @@ def jittered(seconds: float, fraction: float, rng: random.Random) -> float:
     return seconds * (1 + rng.uniform(-fraction, fraction))
 
 
-def add_to_window(
-    window: Sequence[Sequence[int]], now: dt.datetime, alive: bool
-) -> tuple[tuple[int, int, int], ...]:
+def add_to_window(window: Sequence[Sequence[int]], now: dt.datetime, alive: bool) -> tuple[tuple[int, int, int], ...]:
     """Count one round in its hour; drop hours older than the window."""
     hour = _hour(now)
     kept = [(h, a, t) for h, a, t in window if hour - WINDOW_HOURS < h <= hour]

@@ -1,11 +1,6 @@
 """The job framework: what a job is, what it is given, and the leased-work loop most jobs are.
-
-A `Job` is anything with a `name`, a tick period `every` and `run(ctx)`. APScheduler only calls
-`run` on each tick; the job asks the database what is due. Most jobs are `LeasedJob`s: they
-claim due rows with a lease (`registry.jobs.leases`), do the slow part (network I/O) in the
-worker's bounded thread pool with no database transaction open, then record the results in one
-short transaction, but only for rows whose lease they still hold.
-"""
+A `Job` has a `name`, a tick period `every` and `run(ctx)`; on each tick it asks the database
+what is due."""
 
 from __future__ import annotations
 
@@ -63,15 +58,12 @@ class LeasedWork(Protocol[Item, Outcome]):
 
     def claim(self, owner: str, limit: int) -> Sequence[Item]:
         """Lease up to `limit` due items to `owner` (one short transaction)."""
-        ...
 
     def perform(self, item: Item) -> Outcome:
         """Do the work of one item: network I/O, no database. Expected failures are outcomes."""
-        ...
 
     def record(self, owner: str, outcomes: Sequence[Outcome]) -> int:
         """Write outcomes of items `owner` still leases, release them; return how many were written."""
-        ...
 
 
 class WorkNews(Protocol):
@@ -79,11 +71,9 @@ class WorkNews(Protocol):
 
     def listening(self, callback: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
         """Call `callback` on every announcement while the context is open."""
-        ...
 
     def take(self) -> None:
         """Clear the announcements so far (the caller is about to look at what they announced)."""
-        ...
 
 
 class _Progress:
@@ -120,26 +110,27 @@ class _Progress:
 class LeasedJob(Generic[Item, Outcome]):
     """A job that drains a `LeasedWork` queue through the worker's pool, in passes.
 
-    A pass claims what is due (`batch` at a time, claiming again as items finish until a claim
-    finds nothing), waits for its items and writes their outcomes in one short transaction: under
-    load a pass carries many items and its writes are shared. At most 2 x `batch` items are in
-    flight, each waiting in the pool about one item's duration, far less than its lease (minutes).
-
-    An item still out `straggle` seconds after it was claimed (a target that takes its whole
-    timeout) no longer holds its pass: the pass ends without it, and the next begins, while it
-    runs on and its outcome is written with a later pass. While only such items are out, work that
-    `WorkNews` announces is claimed at once. The run ends when nothing is due and every outcome
-    is written (or after `MAX_PASSES`), or after a stop request once the items already claimed
-    are written.
+    A pass claims what is due (`batch` at a time, again as items finish, until a claim finds
+    nothing), waits for its items and writes their outcomes in one short transaction. An item
+    still out `STRAGGLER_AFTER` seconds after its claim (a target that takes its whole timeout) no
+    longer holds its pass: its outcome is written with a later one. While only such items are
+    out, work that `WorkNews` announces is claimed at once. The run ends when nothing is due and
+    every outcome is written (or after `MAX_PASSES`), or on a stop request once what was claimed
+    is written.
     """
 
-    def __init__(self, name: str, every: float, work: LeasedWork[Item, Outcome], batch: int = 32,
-                 straggle: float = STRAGGLER_AFTER, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        name: str,
+        every: float,
+        work: LeasedWork[Item, Outcome],
+        batch: int = 32,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.name = name
         self.every = every
         self._work = work
         self._batch = max(1, batch)
-        self._straggle = straggle
         self._monotonic = monotonic
 
     def run(self, ctx: JobContext, news: WorkNews | None = None) -> JobReport:
@@ -164,7 +155,9 @@ class LeasedJob(Generic[Item, Outcome]):
             pass_ends_in = self._pass_ends_in(in_flight)
             pass_over = pass_ends_in == 0
             if outcomes and (pass_over or len(outcomes) >= self._batch):
-                self._record(ctx.owner, outcomes, report)
+                written = self._work.record(ctx.owner, outcomes)
+                report.recorded += written
+                report.lost += len(outcomes) - written
                 outcomes = []
             if pass_over and in_pass:  # the next pass: what the record made due, and what came meanwhile
                 passes += 1
@@ -182,10 +175,11 @@ class LeasedJob(Generic[Item, Outcome]):
         """Seconds until every item out is a straggler (0: the pass is over)."""
         if not in_flight:
             return 0.0
-        return max(0.0, max(in_flight.values()) + self._straggle - self._monotonic())
+        return max(0.0, max(in_flight.values()) + STRAGGLER_AFTER - self._monotonic())
 
-    def _claim_more(self, ctx: JobContext, in_flight: dict[Future[Outcome], float], report: JobReport,
-                    progress: _Progress) -> bool:
+    def _claim_more(
+        self, ctx: JobContext, in_flight: dict[Future[Outcome], float], report: JobReport, progress: _Progress
+    ) -> bool:
         items = self._work.claim(ctx.owner, self._batch)
         report.claimed += len(items)
         now = self._monotonic()
@@ -205,17 +199,10 @@ class LeasedJob(Generic[Item, Outcome]):
                 report.failed += 1
         return outcomes
 
-    def _record(self, owner: str, outcomes: list[Outcome], report: JobReport) -> None:
-        written = self._work.record(owner, outcomes)
-        report.recorded += written
-        report.lost += len(outcomes) - written
-
 
 class PeriodicJob:
-    """A job that is one function of the current time (e.g. pruning old rows).
-
-    The function must be safe to run concurrently on several workers (idempotent deletes).
-    """
+    """A job that is one function of the current time (e.g. pruning old rows), safe to run
+    on several workers at once (idempotent deletes)."""
 
     def __init__(self, name: str, every: float, action: Callable[[], int]) -> None:
         self.name = name

@@ -1,6 +1,6 @@
 """Safe outbound HTTP: the one client every outbound call of the registry goes through."""
 
-from registry.outbound.client import Resolver, SafeHttpClient, resolve_host
+from registry.outbound.client import SafeHttpClient
 from registry.outbound.errors import (
     OutboundBadResponse,
     OutboundConnectionError,
@@ -14,7 +14,7 @@ from registry.outbound.errors import (
     OutboundTooManyRedirects,
 )
 from registry.outbound.policy import OutboundPolicy
-from registry.outbound.response import OutboundResponse, ResponseHeaders
+from registry.outbound.response import OutboundResponse
 
 __all__ = [
     "OutboundBadResponse",
@@ -29,8 +29,5 @@ __all__ = [
     "OutboundTlsError",
     "OutboundTooLarge",
     "OutboundTooManyRedirects",
-    "Resolver",
-    "ResponseHeaders",
     "SafeHttpClient",
-    "resolve_host",
 ]

@@ -7,7 +7,6 @@ given to the user names the address class. Addresses that embed an IPv4 address
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 from collections.abc import Sequence
 
@@ -82,12 +81,8 @@ def refusal_reason(address: IPAddress, allowed: Sequence[IPNetwork] = ()) -> str
     return _address_class(address)
 
 
-# Probes hit the same few addresses constantly, and ``is_global`` walks a list of networks.
-@functools.lru_cache(maxsize=4096)
 def _address_class(address: IPAddress) -> str | None:
-    rules: Sequence[tuple[IPNetwork, str]] = (
-        _V4_RULES if isinstance(address, ipaddress.IPv4Address) else _V6_RULES
-    )
+    rules: Sequence[tuple[IPNetwork, str]] = _V4_RULES if isinstance(address, ipaddress.IPv4Address) else _V6_RULES
     for network, reason in rules:
         if address in network:
             return reason

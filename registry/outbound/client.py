@@ -1,11 +1,9 @@
-"""The one HTTP client for every outbound call of the registry.
+"""The one HTTP client for every outbound call of the registry (crawler, JWKS, probes, relay).
 
-Crawler, JWKS fetches, health probes and push-relay delivery all go through
-``SafeHttpClient`` so that the policy (``OutboundPolicy``) holds everywhere: scheme allowlist,
-address classes refused unless allowlisted, DNS resolved once per hop and the connection
-pinned to the checked address (``pool.py``), every redirect hop re-checked, connect/read
-timeouts plus a wall-clock deadline (``deadline.py``), a response size cap enforced while
-streaming, and header injection refused. One instance is meant to be shared by threads.
+The policy (``OutboundPolicy``) holds everywhere: scheme allowlist, address classes refused
+unless allowlisted, DNS resolved once per hop and the connection pinned to the checked address
+(``pool.py``), every redirect hop re-checked, connect/read timeouts plus a wall-clock deadline
+(``deadline.py``), a response size cap enforced while streaming, and header injection refused.
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TypedDict, Unpack
 from urllib.parse import urljoin
 
 from urllib3 import BaseHTTPResponse, HTTPConnectionPool
@@ -24,20 +23,19 @@ from urllib3.exceptions import ProtocolError
 from urllib3.util import Timeout
 
 from registry.outbound.addresses import IPAddress, display_address, refusal_reason
-from registry.outbound.body import content_length, deadline_passed, discard, read_capped
 from registry.outbound.deadline import DeadlineWatchdog, Watch, watching
 from registry.outbound.errors import (
     OutboundConnectionError,
-    OutboundError,
     OutboundInvalidUrl,
     OutboundRefused,
-    OutboundTooLarge,
     OutboundTooManyRedirects,
+    deadline_passed,
+    is_stale_connection,
+    translated,
 )
-from registry.outbound.failures import is_stale_connection, translated
 from registry.outbound.policy import OutboundPolicy
 from registry.outbound.pool import PinnedPools
-from registry.outbound.response import OutboundResponse, ResponseHeaders
+from registry.outbound.response import OutboundResponse, discard, read_capped
 from registry.outbound.target import Target, check_headers, check_method, parse_target
 
 Resolver = Callable[[str, int], list[str]]
@@ -47,7 +45,6 @@ _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 # Never carried to another origin by a redirect (as in requests and browsers).
 _CREDENTIAL_FIELDS = frozenset({"authorization", "cookie", "proxy-authorization"})
-_REDIRECT_BODY_LIMIT = 65_536
 
 
 def resolve_host(host: str, port: int) -> list[str]:
@@ -66,6 +63,17 @@ class _Hop:
     headers: Mapping[str, str]
     body: bytes | None
     via: str | None = None  # the URL that redirected here
+
+
+class RequestOptions(TypedDict, total=False):
+    """The keyword arguments of ``SafeHttpClient.request``, for ``get`` and ``post``."""
+
+    headers: Mapping[str, str] | None
+    body: bytes | None
+    json: object
+    max_bytes: int | None
+    timeout: float | None
+    follow_redirects: bool | None
 
 
 class SafeHttpClient:
@@ -89,9 +97,9 @@ class SafeHttpClient:
     def check_url(self, url: str) -> None:
         """Check that ``url`` may be called now (e.g. a webhook target at subscription time).
 
-        Resolves the host name. Raises OutboundRefused (OutboundInvalidUrl for malformed
-        URLs) with the reason: scheme, credentials, or the address class of every address
-        the name resolves to; OutboundConnectionError when the name does not resolve.
+        Raises OutboundRefused (OutboundInvalidUrl when malformed) saying why: scheme,
+        credentials, or the class of every address the name resolves to;
+        OutboundConnectionError when the name does not resolve.
         """
         target = parse_target(url)
         self._check_scheme(target)
@@ -128,37 +136,13 @@ class SafeHttpClient:
         finally:
             watch.finish()
 
-    def get(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        max_bytes: int | None = None,
-        timeout: float | None = None,
-        follow_redirects: bool | None = None,
-    ) -> OutboundResponse:
+    def get(self, url: str, **options: Unpack[RequestOptions]) -> OutboundResponse:
         """``request("GET", url, ...)``; raises what ``request`` raises."""
-        return self.request(
-            "GET", url, headers=headers, max_bytes=max_bytes, timeout=timeout,
-            follow_redirects=follow_redirects,
-        )
+        return self.request("GET", url, **options)
 
-    def post(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        json: object = None,
-        max_bytes: int | None = None,
-        timeout: float | None = None,
-        follow_redirects: bool | None = None,
-    ) -> OutboundResponse:
+    def post(self, url: str, **options: Unpack[RequestOptions]) -> OutboundResponse:
         """``request("POST", url, ...)``; raises what ``request`` raises."""
-        return self.request(
-            "POST", url, headers=headers, body=body, json=json, max_bytes=max_bytes,
-            timeout=timeout, follow_redirects=follow_redirects,
-        )
+        return self.request("POST", url, **options)
 
     def close(self) -> None:
         """Close idle connections and stop the deadline thread; requests then raise RuntimeError."""
@@ -168,16 +152,12 @@ class SafeHttpClient:
     def __enter__(self) -> SafeHttpClient:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
     # -- one exchange -------------------------------------------------------------------
 
-    def _first_hop(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, json: object
-    ) -> _Hop:
+    def _first_hop(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, json: object) -> _Hop:
         if body is not None and json is not None:
             raise ValueError("pass either body or json, not both")
         fields = {"User-Agent": self._policy.user_agent}
@@ -191,31 +171,26 @@ class SafeHttpClient:
         self._check_scheme(target)
         return _Hop(check_method(method), target, fields, body)
 
-    def _exchange(
-        self, hop: _Hop, cap: int, follow: bool, watch: Watch, started: float
-    ) -> OutboundResponse:
+    def _exchange(self, hop: _Hop, cap: int, follow: bool, watch: Watch, started: float) -> OutboundResponse:
         redirects = 0
         while True:
             response = self._send(hop, watch)
             location = response.headers.get("location")
             if not (follow and response.status in _REDIRECT_STATUSES and location):
                 body = self._read_body(response, hop.target, cap, watch)
-                return OutboundResponse(
-                    url=hop.target.url, status=response.status,
-                    headers=ResponseHeaders(response.headers.items()), body=body,
-                    elapsed=time.monotonic() - started,
-                )
+                elapsed = time.monotonic() - started
+                return OutboundResponse(hop.target.url, response.status, response.headers, body, elapsed)
             try:
                 if redirects >= self._policy.max_redirects:
                     raise OutboundTooManyRedirects(
-                        f"{hop.target.url} redirects more than {self._policy.max_redirects} "
-                        "times", url=hop.target.url,
+                        f"{hop.target.url} redirects more than {self._policy.max_redirects} times",
+                        url=hop.target.url,
                     )
                 next_hop = self._redirected(hop, response.status, location)
             except BaseException:
                 discard(response)
                 raise
-            self._drain(response, hop.target, watch)
+            discard(response)
             hop, redirects = next_hop, redirects + 1
 
     def _send(self, hop: _Hop, watch: Watch) -> BaseHTTPResponse:
@@ -227,16 +202,27 @@ class SafeHttpClient:
             return self._urlopen(pool, hop, headers, timeout, watch)
 
     def _urlopen(
-        self, pool: HTTPConnectionPool, hop: _Hop, headers: dict[str, str], timeout: Timeout,
+        self,
+        pool: HTTPConnectionPool,
+        hop: _Hop,
+        headers: dict[str, str],
+        timeout: Timeout,
         watch: Watch,
     ) -> BaseHTTPResponse:
         attempts = 2 if hop.method in _IDEMPOTENT else 1
         for attempt in range(1, attempts + 1):
             try:
                 return pool.urlopen(
-                    hop.method, hop.target.request_target, body=hop.body, headers=headers,
-                    retries=False, redirect=False, assert_same_host=False, timeout=timeout,
-                    release_conn=False, preload_content=False,
+                    hop.method,
+                    hop.target.request_target,
+                    body=hop.body,
+                    headers=headers,
+                    retries=False,
+                    redirect=False,
+                    assert_same_host=False,
+                    timeout=timeout,
+                    release_conn=False,
+                    preload_content=False,
                 )
             except ProtocolError as error:
                 # A kept-alive connection the server closed while it sat in the pool.
@@ -247,40 +233,23 @@ class SafeHttpClient:
     def _hop_timeout(self, target: Target, watch: Watch) -> Timeout:
         remaining = watch.remaining()
         if remaining <= 0:
-            raise deadline_passed(target)
+            raise deadline_passed(target.url)
         policy = self._policy
-        return Timeout(
-            connect=min(policy.connect_timeout, remaining), read=min(policy.read_timeout, remaining)
-        )
+        return Timeout(connect=min(policy.connect_timeout, remaining), read=min(policy.read_timeout, remaining))
 
-    def _read_body(
-        self, response: BaseHTTPResponse, target: Target, cap: int, watch: Watch
-    ) -> bytes:
+    def _read_body(self, response: BaseHTTPResponse, target: Target, cap: int, watch: Watch) -> bytes:
         try:
             with translated(target.url, watch):
-                declared = content_length(response)
-                if declared is not None and declared > cap:
-                    raise OutboundTooLarge(
-                        f"{target.url} announces {declared} bytes, over the limit of {cap}",
-                        url=target.url, limit=cap,
-                    )
                 body = read_capped(response, target, cap)
                 if watch.fired:
                     # The watchdog's shutdown reads as an end of stream, so what arrived may
                     # look complete (headers ended by EOF, a close-delimited body) but is not.
-                    raise deadline_passed(target)
+                    raise deadline_passed(target.url)
         except BaseException:
             discard(response)
             raise
         response.release_conn()
         return body
-
-    def _drain(self, response: BaseHTTPResponse, target: Target, watch: Watch) -> None:
-        # Reading a small redirect body lets the connection be reused; a big one is dropped.
-        try:
-            self._read_body(response, target, _REDIRECT_BODY_LIMIT, watch)
-        except OutboundTooLarge:
-            pass
 
     def _redirected(self, hop: _Hop, status: int, location: str) -> _Hop:
         try:
@@ -328,12 +297,8 @@ class SafeHttpClient:
     def _resolve(self, target: Target) -> list[IPAddress]:
         try:
             answers = self._resolver(target.host, target.port)
-        except OutboundError:
-            raise
         except OSError as error:
-            raise OutboundConnectionError(
-                f"cannot resolve {target.host}: {error}", url=target.url
-            ) from None
+            raise OutboundConnectionError(f"cannot resolve {target.host}: {error}", url=target.url) from None
         addresses = []
         for answer in answers:
             try:

@@ -1,12 +1,9 @@
 """A wall-clock deadline for a whole HTTP exchange.
 
-Socket timeouts bound each read, not the exchange: a server that trickles one byte per
-second (in the body or in the header block) never trips a 10 s read timeout. One watchdog
-thread per client keeps a heap of deadlines and, when one passes, shuts down the socket the
-exchange is blocked on, which makes the blocked read return at once.
-
-The connection in use is announced through a thread-local (``watching``) because urllib3
-picks the connection from its pool deep inside ``urlopen``; see ``pool.py``.
+Socket timeouts bound each read, not the exchange: a server trickling a byte a second never
+trips a read timeout. One watchdog thread per client keeps a heap of deadlines and, when one
+passes, shuts the socket the exchange is blocked on. The connection in use is announced through
+a thread-local (``watching``) because urllib3 picks it from its pool inside ``urlopen``.
 """
 
 from __future__ import annotations
@@ -30,12 +27,8 @@ class Watch:
         self.deadline = deadline
         self._lock = threading.Lock()
         self._sock: socket.socket | None = None
-        self._fired = False
+        self.fired = False  # set by the watchdog only
         self._done = False
-
-    @property
-    def fired(self) -> bool:
-        return self._fired
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -46,14 +39,14 @@ class Watch:
             if self._done or sock is None:
                 return
             self._sock = sock
-            if self._fired:
+            if self.fired:
                 _shut(sock)
 
     def detach(self) -> bool:
         """Stop watching the socket (it is going back to the pool). True if it was shut."""
         with self._lock:
             self._sock = None
-            return self._fired
+            return self.fired
 
     def finish(self) -> None:
         """The exchange is over; a later expiry must not touch anything."""
@@ -66,7 +59,7 @@ class Watch:
         with self._lock:
             if self._done:
                 return
-            self._fired = True
+            self.fired = True
             if self._sock is not None:
                 _shut(self._sock)
 
@@ -98,9 +91,7 @@ class DeadlineWatchdog:
                 raise RuntimeError("the HTTP client was closed")
             heapq.heappush(self._heap, (watch.deadline, next(self._sequence), watch))
             if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="outbound-deadline-watchdog", daemon=True
-                )
+                self._thread = threading.Thread(target=self._run, name="outbound-deadline-watchdog", daemon=True)
                 self._thread.start()
             if self._heap[0][2] is watch:
                 self._cond.notify()

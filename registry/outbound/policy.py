@@ -12,19 +12,13 @@ DEFAULT_USER_AGENT = "Agentdex/0.1 (+https://github.com/agentdex)"
 
 @dataclass(frozen=True)
 class OutboundPolicy:
-    """Limits for every outbound HTTP exchange of the registry.
+    """Limits for every outbound HTTP exchange of the registry. Raises ValueError when a limit is not positive.
 
-    ``allowed_networks`` are CIDRs that may be reached although their addresses are private,
-    loopback, link-local, … (tests allowlist ``127.0.0.0/8``). ``total_timeout`` is the wall
-    clock for the whole exchange including redirects and the body. ``max_redirects = 0``
-    means redirects are returned to the caller, never followed.
-
-    ``ca_bundle`` is a PEM file of trusted roots (default: certifi's bundle, the one
-    ``requests`` uses). ``pool_connections`` is how many host pools are kept and
-    ``pool_maxsize`` how many idle keep-alive connections each keeps, as in
-    ``requests.adapters.HTTPAdapter``.
-
-    Raises ValueError when a limit is not positive.
+    ``allowed_networks`` may be reached although private, loopback, link-local, … (tests allowlist
+    ``127.0.0.0/8``). ``total_timeout`` bounds the whole exchange, redirects and body included;
+    ``max_redirects = 0`` returns redirects to the caller. ``ca_bundle`` is a PEM file of trusted
+    roots (default: certifi's). ``pool_connections`` host pools are kept, each with up to
+    ``pool_maxsize`` idle keep-alive connections, as in ``requests.adapters.HTTPAdapter``.
     """
 
     allow_http: bool = False

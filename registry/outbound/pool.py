@@ -28,58 +28,44 @@ from registry.outbound.policy import OutboundPolicy
 from registry.outbound.target import Target
 
 
-def _attach_watch(conn: HTTPConnection) -> None:
-    watch = current_watch()
-    conn._agentdex_watch = watch  # type: ignore[attr-defined]
-    if watch is not None:
-        watch.attach(conn.sock)
-
-
 class _WatchedHTTPConnection(HTTPConnection):
     """Hands the socket of each exchange to the thread's deadline Watch (see deadline.py)."""
 
+    watch: Watch | None = None
+
     def getresponse(self) -> HTTPResponse:  # type: ignore[override]  # as urllib3 does
-        _attach_watch(self)
+        self.watch = current_watch()
+        if self.watch is not None:
+            self.watch.attach(self.sock)
         return super().getresponse()
 
 
-class _WatchedHTTPSConnection(HTTPSConnection):
-    """The same for https."""
-
-    def getresponse(self) -> HTTPResponse:  # type: ignore[override]  # as urllib3 does
-        _attach_watch(self)
-        return super().getresponse()
-
-
-def _put_back(conn: HTTPConnection | None) -> HTTPConnection | None:
-    # Detach before the connection becomes visible to other threads; a socket the deadline
-    # shut is closed so the pool opens a fresh one instead of reusing it.
-    watch: Watch | None = getattr(conn, "_agentdex_watch", None)
-    if conn is not None and watch is not None:
-        conn._agentdex_watch = None  # type: ignore[attr-defined]
-        if watch.detach():
-            conn.close()
-    return conn
+class _WatchedHTTPSConnection(_WatchedHTTPConnection, HTTPSConnection):
+    pass
 
 
 class _PinnedHTTPPool(HTTPConnectionPool):
     ConnectionCls = _WatchedHTTPConnection
 
     def _put_conn(self, conn: Any) -> None:
-        super()._put_conn(_put_back(conn))
+        # Detach before the connection becomes visible to other threads; a socket the deadline
+        # shut is closed so the pool opens a fresh one instead of reusing it.
+        watch: Watch | None = getattr(conn, "watch", None)
+        if watch is not None:
+            conn.watch = None
+            if watch.detach():
+                conn.close()
+        super()._put_conn(conn)
 
 
-class _PinnedHTTPSPool(HTTPSConnectionPool):
+class _PinnedHTTPSPool(_PinnedHTTPPool, HTTPSConnectionPool):
     ConnectionCls = _WatchedHTTPSConnection
-
-    def _put_conn(self, conn: Any) -> None:
-        super()._put_conn(_put_back(conn))
 
 
 @functools.lru_cache(maxsize=8)
 def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
-    """One verifying context per CA bundle, shared by all connections and clients: loading
-    certifi's bundle is slow, so it happens once, on the first https call."""
+    """One verifying context per CA bundle, shared by all connections and clients (loading a
+    bundle is slow)."""
     context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED)
     context.load_verify_locations(cafile=ca_bundle or certifi.where())
     context.hostname_checks_common_name = False
@@ -90,12 +76,9 @@ def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
 
 
 class PinnedPools:
-    """Connection pools per (scheme, host name, port, pinned IP), least recently used
-    evicted beyond ``policy.pool_connections``. Thread-safe.
-
-    A plain LRU rather than urllib3's PoolManager: the manager normalises a dozen key fields
-    on every call, which costs more than the rest of a loopback request.
-    """
+    """Connection pools per (scheme, host name, port, pinned IP), least recently used evicted
+    beyond ``policy.pool_connections``. Thread-safe. A plain LRU rather than urllib3's
+    PoolManager, whose key normalisation costs more than the rest of a loopback request."""
 
     def __init__(self, policy: OutboundPolicy) -> None:
         self._ca_bundle = policy.ca_bundle
@@ -129,8 +112,13 @@ class PinnedPools:
     def _new_pool(self, target: Target, ip: str) -> HTTPConnectionPool:
         if target.scheme == "https":
             return _PinnedHTTPSPool(
-                ip, target.port, maxsize=self._maxsize, block=False,
-                server_hostname=target.host, assert_hostname=target.host,
-                ssl_context=tls_context(self._ca_bundle), cert_reqs="CERT_REQUIRED",
+                ip,
+                target.port,
+                maxsize=self._maxsize,
+                block=False,
+                server_hostname=target.host,
+                assert_hostname=target.host,
+                ssl_context=tls_context(self._ca_bundle),
+                cert_reqs="CERT_REQUIRED",
             )
         return _PinnedHTTPPool(ip, target.port, maxsize=self._maxsize, block=False)

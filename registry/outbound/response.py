@@ -1,56 +1,29 @@
-"""The answer to an outbound request, fully read and detached from the connection."""
+"""The answer to an outbound request: read under a size cap, then detached from the connection."""
 
 from __future__ import annotations
 
 import json as jsonlib
-from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from registry.outbound.errors import OutboundInvalidJson
+from urllib3 import BaseHTTPResponse, HTTPHeaderDict
 
+from registry.outbound.errors import OutboundInvalidJson, OutboundTooLarge
+from registry.outbound.target import Target
 
-class ResponseHeaders(Mapping[str, str]):
-    """Read-only, case-insensitive header fields.
-
-    A field that occurs several times reads as its values joined with ", " (RFC 9110 §5.3);
-    ``get_all`` returns them one by one.
-    """
-
-    def __init__(self, items: Iterable[tuple[str, str]]) -> None:
-        self._items = tuple(items)
-        joined: dict[str, str] = {}
-        names: dict[str, str] = {}
-        for name, value in self._items:
-            key = name.lower()
-            joined[key] = f"{joined[key]}, {value}" if key in joined else value
-            names.setdefault(key, name)
-        self._joined = joined
-        self._names = names
-
-    def __getitem__(self, name: str) -> str:
-        return self._joined[name.lower()]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names.values())
-
-    def __len__(self) -> int:
-        return len(self._joined)
-
-    def get_all(self, name: str) -> list[str]:
-        key = name.lower()
-        return [value for field, value in self._items if field.lower() == key]
-
-    def __repr__(self) -> str:
-        return f"ResponseHeaders({list(self._items)!r})"
+_READ_CHUNK = 65_536
 
 
 @dataclass(frozen=True)
 class OutboundResponse:
-    """``url`` is the final URL after redirects; ``elapsed`` covers the whole exchange."""
+    """``url`` is the final URL after redirects; ``elapsed`` covers the whole exchange.
+
+    ``headers`` are case-insensitive; a repeated field reads as its values joined with ", "
+    (RFC 9110 §5.3), and ``headers.getlist(name)`` gives them one by one.
+    """
 
     url: str
     status: int
-    headers: ResponseHeaders
+    headers: HTTPHeaderDict
     body: bytes
     elapsed: float
 
@@ -71,3 +44,28 @@ def parse_json(body: bytes, *, url: str | None = None) -> object:
         raise OutboundInvalidJson("the body nests JSON too deeply to parse", url=url) from None
     except ValueError as error:  # includes JSONDecodeError and UnicodeDecodeError
         raise OutboundInvalidJson(f"the body is not valid JSON: {error}", url=url) from None
+
+
+def read_capped(response: BaseHTTPResponse, target: Target, cap: int) -> bytes:
+    """The whole body. Raises OutboundTooLarge when it announces or sends more than ``cap`` bytes."""
+    declared = (response.headers.get("content-length") or "").strip()
+    if declared.isascii() and declared.isdigit() and int(declared) > cap:
+        raise OutboundTooLarge(
+            f"{target.url} announces {int(declared)} bytes, over the limit of {cap}", url=target.url, limit=cap
+        )
+    chunks: list[bytes] = []
+    size = 0
+    # Never asks for more than cap + 1 bytes in total: one byte over proves "too large".
+    while chunk := response.read1(min(_READ_CHUNK, cap + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > cap:
+            raise OutboundTooLarge(f"{target.url} sent more than {cap} bytes", url=target.url, limit=cap)
+    return b"".join(chunks)
+
+
+def discard(response: BaseHTTPResponse) -> None:
+    """Give up on a response: its connection is in an unknown state, so it is closed, then handed
+    back (which keeps the pool's slot and detaches the deadline watch)."""
+    response.close()
+    response.release_conn()

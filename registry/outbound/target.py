@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import re
 from collections.abc import Mapping
@@ -49,9 +48,6 @@ class Target:
         return f"{self.scheme}://{self.authority}{self.request_target}"
 
 
-# Probes and crawls call the same URLs over and over; parsing is pure, so it is cached
-# (failures raise and are not cached).
-@functools.lru_cache(maxsize=4096)
 def parse_target(url: str) -> Target:
     """Parse an absolute http(s) URL; the fragment is dropped.
 

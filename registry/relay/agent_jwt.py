@@ -1,14 +1,9 @@
-"""The stronger ingress mode: a JWT the agent signs for every notification.
+"""The stronger ingress mode: a JWT the agent signs for every notification, as the A2A samples do.
 
-As the A2A push-notification samples do, the agent signs a short-lived JWT and sends it as
-`Authorization: Bearer <jwt>`. The relay accepts it only when it verifies with a key bound to
-the agent's registered card: a key the registry's key policy would accept for that card (the
-owner's registered keys, the agent's `jwksUrl`, a `jku` on the card's origin or an allowlisted
-origin, the operator's trust store: `registry.trust.keys`), or one in the JWKS at the
-card origin's `/.well-known/jwks.json` (where the A2A samples publish it), every fetch going
-through the safe outbound client. Its `aud` must be this relay URL, `iat` and `exp` lie within
-the allowed age (5 minutes by default), `request_body_sha256` is the SHA-256 (hex) of the raw
-body, and `jti` is unique (the outbox's unique index is the replay cache, see `ingress`).
+It must verify with a key bound to the agent's card (one the registry's key policy accepts for it,
+or one in the JWKS at the card origin's `/.well-known/jwks.json`), its `aud` be this relay URL,
+`iat`/`exp` within the allowed age, `request_body_sha256` the body's SHA-256 and `jti` unique (the
+outbox's unique index is the replay cache).
 """
 
 from __future__ import annotations
@@ -28,17 +23,9 @@ from joserfc.errors import JoseError
 from registry.db.types import utcnow
 from registry.errors import Unauthorized
 from registry.trust import KeyPolicy, KeyScope
-from signing import (
-    CARD_ALGORITHMS,
-    ChainResolver,
-    JwksFetcher,
-    JwksUrlResolver,
-    KeyResolver,
-    VerificationKey,
-    public_jwk,
-)
+from signing import CARD_ALGORITHMS, ChainResolver, JwksUrlResolver, KeyResolver, VerificationKey, public_jwk
 from signing.errors import PolicyError
-from signing.fetch import UnsafeHttp, origin_of
+from signing.fetch import JwksFetcher, UnsafeHttp, origin_of
 
 # RFC 9864 names Ed25519 "Ed25519"; agents (and the A2A SDKs) still say "EdDSA": accept both.
 ALGORITHMS = frozenset({alg.value for alg in CARD_ALGORITHMS} | {"Ed25519"})
@@ -57,12 +44,6 @@ class AgentBinding:
     owner_id: int | None = None
     jwks_url: str | None = None
 
-    def well_known_jwks(self) -> str | None:
-        try:
-            return f"{origin_of(self.card_url)}/.well-known/jwks.json"
-        except PolicyError:
-            return None
-
 
 ResolverFactory = Callable[[AgentBinding], KeyResolver]
 
@@ -72,12 +53,11 @@ def card_key_sources(policy: KeyPolicy, fetch: JwksFetcher, *, unsafe: UnsafeHtt
 
     def make(agent: AgentBinding) -> KeyResolver:
         sources = [policy.resolver(agent.card_url, KeyScope(agent.owner_id, agent.agent_pk, agent.jwks_url))]
-        url = agent.well_known_jwks()
-        if url is not None:
-            try:
-                sources.append(JwksUrlResolver([url], fetcher=fetch, unsafe=unsafe))
-            except PolicyError:  # e.g. a plain-http card while http is not allowed: no such source
-                pass
+        try:
+            url = f"{origin_of(agent.card_url)}/.well-known/jwks.json"
+            sources.append(JwksUrlResolver([url], fetcher=fetch, unsafe=unsafe))
+        except PolicyError:  # e.g. a plain-http card while http is not allowed: no such source
+            pass
         return ChainResolver(sources)
 
     return make
@@ -86,8 +66,9 @@ def card_key_sources(policy: KeyPolicy, fetch: JwksFetcher, *, unsafe: UnsafeHtt
 class AgentJwtVerifier:
     """Checks the JWT of one notification; returns its `jti`. Resolvers are kept per agent."""
 
-    def __init__(self, resolvers: ResolverFactory, *, max_age: float = 300.0,
-                 clock: Callable[[], dt.datetime] = utcnow) -> None:
+    def __init__(
+        self, resolvers: ResolverFactory, *, max_age: float = 300.0, clock: Callable[[], dt.datetime] = utcnow
+    ) -> None:
         self._resolvers = resolvers
         self._max_age = max_age
         self._clock = clock
@@ -96,7 +77,9 @@ class AgentJwtVerifier:
 
     def verify(self, authorization: str | None, agent: AgentBinding, audience: str, body: bytes) -> str:
         """The JWT's `jti`. Raises Unauthorized saying what was wrong."""
-        token = _bearer(authorization)
+        token = bearer(authorization)
+        if token is None:
+            raise Unauthorized("this subscription needs Authorization: Bearer <JWT signed by the agent>")
         header = _header(token)
         claims = self._verified_claims(token, header, agent)
         self._check_claims(claims, audience, body)
@@ -130,7 +113,9 @@ class AgentJwtVerifier:
 
     def _check_claims(self, claims: dict[str, Any], audience: str, body: bytes) -> None:
         now = int(self._clock().timestamp())
-        _check_audience(claims.get("aud"), audience)
+        aud = claims.get("aud")
+        if audience not in (aud if isinstance(aud, list) else [aud]):
+            raise Unauthorized(f"the JWT's aud must be this relay URL ({audience})")
         iat, exp = claims.get("iat"), claims.get("exp")
         if not isinstance(iat, int | float) or not isinstance(exp, int | float):
             raise Unauthorized("the JWT needs numeric iat and exp claims")
@@ -146,11 +131,10 @@ class AgentJwtVerifier:
             raise Unauthorized(f"the JWT's {BODY_HASH_CLAIM} is not the SHA-256 of this body")
 
 
-def _bearer(authorization: str | None) -> str:
-    scheme, _, token = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("this subscription needs Authorization: Bearer <JWT signed by the agent>")
-    return token.strip()
+def bearer(authorization: str | None) -> str | None:
+    """The value of `Authorization: Bearer <value>`, else None."""
+    scheme, _, value = (authorization or "").partition(" ")
+    return value.strip() or None if scheme.lower() == "bearer" else None
 
 
 def _header(token: str) -> dict[str, Any]:
@@ -172,9 +156,3 @@ def _decode(token: str, alg: str, keys: Iterable[VerificationKey]) -> dict[str, 
         except (JoseError, ValueError):
             continue
     return None
-
-
-def _check_audience(aud: object, audience: str) -> None:
-    audiences = aud if isinstance(aud, list) else [aud]
-    if audience not in audiences:
-        raise Unauthorized(f"the JWT's aud must be this relay URL ({audience})")

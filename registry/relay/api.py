@@ -1,16 +1,18 @@
-"""The push relay over HTTP: `/v1/relay/…` for clients (the `relay` scope), `/relay/{id}` for agents."""
+"""The push relay over HTTP for clients: `/v1/relay/…` (the `relay` scope). Agents push to `/relay/{id}`
+(`registry.relay.api_ingress`)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from flask.typing import ResponseReturnValue
 
 from registry.auth import requires
 from registry.errors import InvalidRequest
-from registry.relay import api_ingress as relay_ingress
-from registry.relay.api_json import message_detail_json, message_json, subscription_json
+from registry.relay.api_ingress import relay_url
 from registry.relay.models import MESSAGE_STATES
 from registry.relay.subscriptions import SubscriptionRequest
 from registry.request_input import current_actor, json_object, query_choice, query_int, refuse_unknown, string_field
@@ -24,54 +26,111 @@ def _relay() -> Any:
     return current_app.extensions["agentdex"].relay
 
 
-def relay_url(sub_id: str) -> str:
-    """What the client hands the agent. Behind a proxy, set AGENTDEX_PUBLIC_URL so it is the public one."""
-    return relay_ingress.relay_url(current_app.extensions["agentdex"].settings.public_url or request.host_url, sub_id)
+def _time(value: dt.datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def _subscription_response(row: Any, status: int = 200, token: str | None = None) -> Response:
-    payload = subscription_json(row, relay_url(row.id), _relay().subscriptions.has_secrets(row))
-    if token is not None:
-        payload["relayToken"] = token  # shown once: only its SHA-256 is stored
-    response = jsonify(payload)
-    response.status_code = status
-    return response
+def subscription_json(row: Any, token: str | None = None) -> dict[str, Any]:
+    """`token`: the relay token, shown once (at creation or rotation): only its SHA-256 is stored."""
+    # Behind a proxy, AGENTDEX_PUBLIC_URL makes the relay URL the public one.
+    base = current_app.extensions["agentdex"].settings.public_url or request.host_url
+    secrets = _relay().subscriptions.has_secrets(row)
+    return {
+        "id": row.id,
+        "agentId": row.agent_id,
+        "taskId": row.task_id,
+        "targetUrl": row.target_url,
+        "relayUrl": relay_url(base, row.id),
+        "authMode": row.auth_mode,
+        "status": row.status,
+        "statusReason": row.status_reason,
+        "hasTargetToken": secrets["targetToken"],
+        "hasTargetAuthorization": secrets["targetAuthorization"],
+        "previousTokenValidUntil": _time(row.previous_token_until),
+        "createdAt": _time(row.created_at),
+        "updatedAt": _time(row.updated_at),
+    } | ({"relayToken": token} if token is not None else {})
 
 
-# -- subscriptions ------------------------------------------------------------------------
+def message_json(row: Any) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "taskId": row.task_key or None,
+        "sequence": row.seq,
+        "kind": row.kind,
+        "state": row.state,
+        "receivedAt": _time(row.received_at),
+        "attempts": row.attempts,
+        "nextAttemptAt": _time(row.due_at),
+        # Pending behind an earlier message of its task; `notBefore` is the back-off it still owes.
+        "waitingForEarlier": row.state == "pending" and row.due_at is None,
+        "notBefore": _time(row.not_before),
+        "lastAttemptAt": _time(row.last_attempt_at),
+        "lastStatus": row.last_status,
+        "lastError": row.last_error,
+        "finishedAt": _time(row.finished_at),
+        "replays": row.replays,
+        "bytes": len(row.body),
+    }
+
+
+def message_detail_json(detail: Any) -> dict[str, Any]:
+    try:
+        body: Any = json.loads(detail.message.body)
+    except ValueError:  # accepted bodies are JSON; this only guards against a hand-edited row
+        body = None
+    attempts = [
+        {
+            "attempt": a.attempt,
+            "startedAt": _time(a.started_at),
+            "outcome": a.outcome,
+            "httpStatus": a.http_status,
+            "latencyMs": a.latency_ms,
+            "error": a.error,
+            "response": a.response,
+            "nextAttemptAt": _time(a.next_attempt_at),
+        }
+        for a in detail.attempts
+    ]
+    return {
+        **message_json(detail.message),
+        "subscriptionId": detail.subscription_id,
+        "body": body,
+        "attemptLog": attempts,
+    }
+
 
 @bp.post("/subscriptions")
 @requires("relay")
-def create_subscription() -> Response:
+def create_subscription() -> ResponseReturnValue:
     body = json_object()
     refuse_unknown(body, CREATE_FIELDS, "fields")
-    issued = _relay().subscriptions.create(current_actor(), SubscriptionRequest(
+    wanted = SubscriptionRequest(
         agent_id=string_field(body, "agentId", required=True) or "",
         target_url=string_field(body, "targetUrl", required=True) or "",
         task_id=string_field(body, "taskId"),
         target_token=string_field(body, "targetToken"),
         target_authorization=string_field(body, "targetAuthorization"),
         auth_mode=string_field(body, "authMode") or "token",
-    ))
-    response = _subscription_response(issued.subscription, 201, issued.relay_token)
-    response.headers["Location"] = url_for("relay.get_subscription", sub_id=issued.subscription.id)
-    return response
+    )
+    issued = _relay().subscriptions.create(current_actor(), wanted)
+    location = url_for("relay.get_subscription", sub_id=issued.subscription.id)
+    return jsonify(subscription_json(issued.subscription, issued.relay_token)), 201, {"Location": location}
 
 
 @bp.get("/subscriptions")
 @requires("relay")
 def list_subscriptions() -> Response:
     refuse_unknown(request.args.keys(), {"limit", "cursor"}, "query parameters")
-    page = _relay().subscriptions.list(current_actor(), limit=query_int("limit", 50, 1, 200),
-                                       cursor=request.args.get("cursor"))
-    items = [subscription_json(row, relay_url(row.id), _relay().subscriptions.has_secrets(row)) for row in page.items]
-    return jsonify({"items": items, "nextCursor": page.next_cursor})
+    limit, cursor = query_int("limit", 50, 1, 200), request.args.get("cursor")
+    page = _relay().subscriptions.list(current_actor(), limit=limit, cursor=cursor)
+    return jsonify({"items": [subscription_json(row) for row in page.items], "nextCursor": page.next_cursor})
 
 
 @bp.get("/subscriptions/<sub_id>")
 @requires("relay")
 def get_subscription(sub_id: str) -> Response:
-    return _subscription_response(_relay().subscriptions.get(current_actor(), sub_id))
+    return jsonify(subscription_json(_relay().subscriptions.get(current_actor(), sub_id)))
 
 
 @bp.patch("/subscriptions/<sub_id>")
@@ -80,7 +139,7 @@ def change_subscription(sub_id: str) -> Response:
     body = json_object()
     refuse_unknown(body, {"status"}, "fields")
     status = string_field(body, "status", required=True) or ""
-    return _subscription_response(_relay().subscriptions.set_status(current_actor(), sub_id, status))
+    return jsonify(subscription_json(_relay().subscriptions.set_status(current_actor(), sub_id, status)))
 
 
 @bp.delete("/subscriptions/<sub_id>")
@@ -94,18 +153,16 @@ def delete_subscription(sub_id: str) -> Response:
 @requires("relay")
 def rotate_token(sub_id: str) -> Response:
     issued = _relay().subscriptions.rotate(current_actor(), sub_id)
-    return _subscription_response(issued.subscription, token=issued.relay_token)
+    return jsonify(subscription_json(issued.subscription, issued.relay_token))
 
-
-# -- messages -----------------------------------------------------------------------------
 
 @bp.get("/subscriptions/<sub_id>/messages")
 @requires("relay")
 def list_messages(sub_id: str) -> Response:
     refuse_unknown(request.args.keys(), {"state", "limit", "cursor"}, "query parameters")
+    state, limit = query_choice("state", MESSAGE_STATES), query_int("limit", 50, 1, 500)
     page = _relay().operations.messages(
-        current_actor(), sub_id, state=query_choice("state", MESSAGE_STATES),
-        limit=query_int("limit", 50, 1, 500), cursor=request.args.get("cursor"),
+        current_actor(), sub_id, state=state, limit=limit, cursor=request.args.get("cursor")
     )
     return jsonify({"items": [message_json(row) for row in page.items], "nextCursor": page.next_cursor})
 
@@ -115,7 +172,12 @@ def list_messages(sub_id: str) -> Response:
 def replay_dead(sub_id: str) -> Response:
     body = json_object()
     refuse_unknown(body, {"since"}, "fields")
-    since = _iso_time(string_field(body, "since", required=True) or "")
+    raw = string_field(body, "since", required=True) or ""
+    try:
+        since = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidRequest("since must be an ISO 8601 time such as 2026-01-31T12:00:00Z") from None
+    since = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
     replayed = _relay().operations.replay_dead(current_actor(), sub_id, since)
     return jsonify({"subscriptionId": sub_id, "replayed": replayed})
 
@@ -130,11 +192,3 @@ def get_message(message_id: str) -> Response:
 @requires("relay")
 def replay_message(message_id: str) -> Response:
     return jsonify(message_detail_json(_relay().operations.replay(current_actor(), message_id)))
-
-
-def _iso_time(raw: str) -> dt.datetime:
-    try:
-        value = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidRequest("since must be an ISO 8601 time such as 2026-01-31T12:00:00Z") from None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)

@@ -1,11 +1,6 @@
-"""`POST /relay/{subscription_id}`: where agents push their notifications, served as plain WSGI.
-
-This is the one endpoint called at the rate of agents' task updates, and it does little: read the
-body, hand it to `RelayIngress.accept`, answer 202. Flask's request and application contexts, URL
-map, signals and response finalisation were a quarter of its CPU per notification, so it sits in
-front of the Flask app (`app.wsgi_app`) and passes every other request on. It speaks werkzeug's
-`Request`/`Response`, and answers errors with the API's own renderer (passed in by the app), so its
-answers are the ones a Flask view would give.
+"""`POST /relay/{subscription_id}`, where agents push, served as plain WSGI in front of the Flask
+app: Flask's contexts, URL map, signals and response finalisation were a quarter of its CPU per
+notification. Errors are answered by the API's own renderer, as a Flask view would answer them.
 """
 
 from __future__ import annotations
@@ -17,6 +12,7 @@ from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.wrappers import Request, Response
 
 from registry import errors, jsontext
+from registry.relay.agent_jwt import bearer
 from registry.relay.ingress import Notification, RelayIngress
 from registry.settings import Settings
 
@@ -53,8 +49,12 @@ class RelayIngressEndpoint:
         self._answer_error = answer_error
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-        sub_id = _subscription_id(environ)
-        if sub_id is None:
+        path = environ.get("PATH_INFO", "")
+        # One path segment, as Flask's default converter reads it (WSGI's str is latin-1).
+        sub_id = (
+            path.removeprefix(PREFIX).encode("latin-1").decode("utf-8", "replace") if path.startswith(PREFIX) else ""
+        )
+        if not sub_id or "/" in sub_id:
             return self._next(environ, start_response)
         limit = self._services.settings.relay.max_body_bytes
         try:
@@ -67,35 +67,24 @@ class RelayIngressEndpoint:
 
     def _ingest(self, request: Request, sub_id: str, limit: int) -> Response:
         body = _notification_body(request, limit)
-        headers = request.headers
-        authorization = headers.get("Authorization")
-        tokens = tuple(t for t in [*(headers.get(h) for h in TOKEN_HEADERS), _bearer(authorization)] if t)
-        public_url = self._services.settings.public_url
-        accepted = self._services.relay.ingress.accept(Notification(
-            sub_id, body, tokens, authorization, lambda: relay_url(public_url or request.host_url, sub_id),
-        ))
-        return Response(jsontext.dumps({"id": accepted.message_id, "subscriptionId": accepted.subscription_id,
-                                        "taskId": accepted.task_id, "kind": accepted.kind, "status": "accepted"}),
-                        status=202, mimetype="application/json")
-
-
-def _subscription_id(environ: dict[str, Any]) -> str | None:
-    """The id in `/relay/<id>` (one path segment, as Flask's default converter reads it), else None."""
-    path = environ.get("PATH_INFO", "")
-    if not path.startswith(PREFIX):
-        return None
-    sub_id = path[len(PREFIX):].encode("latin-1").decode("utf-8", "replace")  # WSGI's str is latin-1
-    return sub_id if sub_id and "/" not in sub_id else None
+        authorization = request.headers.get("Authorization")
+        tokens = tuple(t for t in [*map(request.headers.get, TOKEN_HEADERS), bearer(authorization)] if t)
+        base = self._services.settings.public_url or request.host_url
+        notification = Notification(sub_id, body, tokens, authorization, lambda: relay_url(base, sub_id))
+        accepted = self._services.relay.ingress.accept(notification)
+        payload = {"id": accepted.message_id, "subscriptionId": accepted.subscription_id, "taskId": accepted.task_id}
+        payload |= {"kind": accepted.kind, "status": "accepted"}
+        return Response(jsontext.dumps(payload), status=202, mimetype="application/json")
 
 
 def _notification_body(request: Request, limit: int) -> bytes:
     mimetype = request.mimetype or ""
     if mimetype != "application/json" and not mimetype.endswith("+json"):
-        raise errors.UnsupportedMediaType(
-            f"push notifications are JSON (Content-Type: application/json), not {mimetype or 'none'!r}")
+        message = f"push notifications are JSON (Content-Type: application/json), not {mimetype or 'none'!r}"
+        raise errors.UnsupportedMediaType(message)
     if request.content_length is not None and request.content_length > limit:
-        raise errors.PayloadTooLarge(f"the notification is {request.content_length} bytes; the limit is {limit}",
-                                     {"limit": limit})
+        message = f"the notification is {request.content_length} bytes; the limit is {limit}"
+        raise errors.PayloadTooLarge(message, {"limit": limit})
     # A body without a length (chunked) is read to one byte past the limit: werkzeug stops a
     # stream at its limit without saying so, and a cut notification must not pass for a whole one.
     request.max_content_length = limit + 1
@@ -105,10 +94,3 @@ def _notification_body(request: Request, limit: int) -> bytes:
     if not body:
         raise errors.InvalidRequest("the notification has no body")
     return body
-
-
-def _bearer(authorization: str | None) -> str | None:
-    scheme, _, value = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    return value.strip() or None

@@ -1,5 +1,4 @@
-"""What the relay reports to a caller (translated to HTTP by `registry.api.errors`). Each error
-also subclasses the generic error whose HTTP status it shares."""
+"""What the relay reports to a caller; each error also subclasses the generic one whose HTTP status it shares."""
 
 from __future__ import annotations
 

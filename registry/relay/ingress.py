@@ -1,43 +1,66 @@
 """The relay ingress: authenticate an agent's notification, check it, and commit it to the outbox.
 
-The 202 is given only after the message is committed (`Nothing is lost between a 202 and
-delivery`): notifications that arrive together share one transaction (`GroupCommitter`), and
-each caller returns once its own row is durable. Order of checks: unknown subscription (404),
-credentials (401), rate (429), body (422), task (409), JWT replay (409).
+The 202 comes only once the message is committed; notifications that arrive together share one
+transaction (`GroupCommitter`). Checks, in order: subscription (404), credentials (401), rate (429),
+body (422), task (409), JWT replay (409).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
+import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from sqlalchemy import Engine, Row, bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from registry import errors, jsontext
-from registry.db import DriverStatement, writer_lock
+from registry.db import writer_lock
 from registry.db.group_commit import GroupCommitter
 from registry.db.types import utcnow
 from registry.relay.agent_jwt import AgentBinding, AgentJwtVerifier
-from registry.relay.bodies import PushBody, classify
+from registry.relay.bodies import classify
 from registry.relay.catalog_tables import AGENTS
 from registry.relay.errors import ReplayedNotification, TaskMismatch
 from registry.relay.models import RelayMessage, RelaySubscription
-from registry.relay.rate_limit import RateLimiter, retry_after_seconds
-from registry.relay.relay_tokens import TokenHashes
+from registry.relay.subscriptions import TokenHashes
 from registry.relay.task_order import waiting_or_due
 
 PG_CHANNEL = "agentdex_relay"  # notified by the trigger `relay_messages_notify` (the baseline migration)
 MAX_CACHED = 10_000
+MAX_BUCKETS = 100_000
 S, M = RelaySubscription, RelayMessage
+SubscriptionRow = Row[*tuple[Any, ...]]
+
+_TOKENS = (S.token_hash, S.previous_token_hash, S.previous_token_until)
+_SUBSCRIPTION = select(S.pk, S.status, S.task_id, S.auth_mode, S.agent_pk, *_TOKENS).where(S.id == bindparam("b_id"))
+A = AGENTS.c
+_AGENT = select(A.pk, A.card_url, A.owner_id, A.jwks_url).where(A.pk == bindparam("b_pk"))
+_JTI = select(M.pk).where(M.subscription_pk == bindparam("b_subscription_pk"), M.jti == bindparam("b_jti"))
+# A message's place in its task's order. SQLite has one writer, so the task's next number is read
+# under its lock; on PostgreSQL two web processes could read the same one, so it comes from a
+# sequence (numbers taken out of commit order only ever order messages that arrived together).
+ORDER_SEQUENCE = "relay_message_order"
+_TASK_NEXT = (
+    select(func.coalesce(func.max(M.seq), 0) + 1)
+    .where(M.subscription_pk == bindparam("b_subscription_pk"), M.task_key == bindparam("b_task_key"))
+    .scalar_subquery()
+)
+_DUE = waiting_or_due(bindparam("b_subscription_pk"), bindparam("b_task_key"), bindparam("b_due", type_=M.due_at.type))
+_GIVEN = ("id", "subscription_pk", "task_key", "kind", "body", "jti", "received_at")  # bound as b_<column>
 
 
-def new_message_id() -> str:
-    return "msg_" + uuid.uuid4().hex
+def _insert(dialect: str) -> Any:
+    """Executed once per row (no RETURNING, so no multi-row VALUES): each row sees those before it."""
+    seq = func.nextval(ORDER_SEQUENCE) if dialect == "postgresql" else _TASK_NEXT
+    values: dict[str, Any] = {column: bindparam(f"b_{column}") for column in _GIVEN}
+    values |= {"seq": seq, "state": "pending", "due_at": _DUE, "attempts": 0, "replays": 0}
+    return insert(M).inline().values(values)  # inline(): nothing is read back (no RETURNING pk)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,86 +82,104 @@ class Accepted:
     kind: str
 
 
-@dataclasses.dataclass(frozen=True)
-class _Row:
-    values: dict[str, Any]
-    jti: str | None
+class RateLimiter:
+    """A token bucket per key, in this process: `rate` per second on average, bursts of `burst`. N
+    web processes admit N x the rate: it protects the outbox from a runaway agent, it is no meter."""
 
+    def __init__(self, rate: float, burst: int, *, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._rate = rate
+        self._burst = float(burst)
+        self._monotonic = monotonic
+        self._buckets: dict[Hashable, tuple[float, float]] = {}  # key -> (tokens, at)
+        self._lock = threading.Lock()
 
-_SUBSCRIPTION = select(S.pk, S.id, S.status, S.task_id, S.auth_mode, S.token_hash, S.previous_token_hash,
-                       S.previous_token_until, S.agent_pk).where(S.id == bindparam("b_id"))
-_AGENT = select(AGENTS.c.pk, AGENTS.c.card_url, AGENTS.c.owner_id, AGENTS.c.jwks_url).where(AGENTS.c.pk == bindparam("b_pk"))
-_JTI = select(M.pk).where(M.subscription_pk == bindparam("b_sub"), M.jti == bindparam("b_jti"))
-# A message's place in its task's order: increasing in the order the relay accepted them (not
-# contiguous). SQLite has one writer, so the task's next number is read under its lock. On
-# PostgreSQL two web processes would read the same "next" number for one task and one batch would
-# fail on the unique order; a database sequence never hands out a number twice, and numbers taken
-# by transactions that commit later than others only ever order messages that arrived together.
-ORDER_SEQUENCE = "relay_message_order"
-_TASK_NEXT = (
-    select(func.coalesce(func.max(M.seq), 0) + 1)
-    .where(M.subscription_pk == bindparam("b_sub"), M.task_key == bindparam("b_task")).scalar_subquery()
-)
-
-
-def _insert(dialect: str) -> Any:
-    # inline(): nothing is read back (a lone row's INSERT would otherwise end in RETURNING pk).
-    return insert(M).inline().values(
-        id=bindparam("b_id"), subscription_pk=bindparam("b_sub"), task_key=bindparam("b_task"),
-        seq=func.nextval(ORDER_SEQUENCE) if dialect == "postgresql" else _TASK_NEXT,
-        kind=bindparam("b_kind"), body=bindparam("b_body"), jti=bindparam("b_jti"), received_at=bindparam("b_at"),
-        state="pending", due_at=waiting_or_due(bindparam("b_sub"), bindparam("b_task"), bindparam("b_due", type_=M.due_at.type)),
-        attempts=0, replays=0,
-    )
+    def admit(self, key: Hashable) -> float:
+        """0 when admitted, else how many seconds until one more notification would be."""
+        now = self._monotonic()
+        with self._lock:
+            tokens, at = self._buckets.get(key, (self._burst, now))
+            tokens = min(self._burst, tokens + (now - at) * self._rate)
+            if len(self._buckets) >= MAX_BUCKETS and key not in self._buckets:
+                self._buckets.clear()  # forgetting buckets only ever admits more, never less
+            self._buckets[key] = (tokens - 1 if tokens >= 1 else tokens, now)
+        return 0.0 if tokens >= 1 else (1 - tokens) / self._rate
 
 
 class RelayIngress:
-    def __init__(self, engine: Engine, jwt: AgentJwtVerifier, limiter: RateLimiter, *,
-                 first_delay: Callable[[], float] = lambda: 0.0, on_commit: Callable[[], None] = lambda: None,
-                 clock: Callable[[], dt.datetime] = utcnow, monotonic: Callable[[], float] = time.monotonic,
-                 new_id: Callable[[], str] = new_message_id) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        jwt: AgentJwtVerifier,
+        limiter: RateLimiter,
+        *,
+        first_delay: Callable[[], float] = lambda: 0.0,
+        on_commit: Callable[[], None] = lambda: None,
+        clock: Callable[[], dt.datetime] = utcnow,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._engine = engine
-        self._subscriptions = SubscriptionCache(engine, monotonic=monotonic)
         self._jwt = jwt
         self._limiter = limiter
         self._first_delay = first_delay
         self._on_commit = on_commit
         self._clock = clock
-        self._new_id = new_id
-        self._insert_statement = DriverStatement(_insert(engine.dialect.name))
-        self._committer: GroupCommitter[_Row] = GroupCommitter(
+        self._monotonic = monotonic
+        # Every notification needs its subscription's row: it is kept for a second in this process, so
+        # deleting or disabling one in another process takes effect here up to a second later (a
+        # message accepted meanwhile is dead-lettered by the prune job). A rotation counts at once: a
+        # token the cached row refuses is checked again against a fresh read.
+        self._cached: dict[str, tuple[float, SubscriptionRow]] = {}
+        self._insert = _insert(engine.dialect.name)
+        self._committer = GroupCommitter(
             self._write_batch, self._write_one, max_batch=128, serialize=writer_lock(engine).hold
         )
 
     def forget(self, sub_id: str) -> None:
         """The subscription changed (deleted, disabled, rotated): read it afresh next time."""
-        self._subscriptions.forget(sub_id)
+        self._cached.pop(sub_id, None)
 
     def accept(self, notification: Notification) -> Accepted:
-        """Raises NotFound, Unauthorized, TooManyRequests, InvalidNotification, TaskMismatch,
-        ReplayedNotification."""
+        """Raises NotFound, Unauthorized, TooManyRequests, InvalidNotification, TaskMismatch, ReplayedNotification."""
         with self._committer.expecting():  # concurrent notifications share one commit
             sub = self._authenticated(notification)
             jti = self._jwt_id(sub, notification)
-            wait = self._limiter.admit(sub.pk)
-            if wait:
-                seconds = retry_after_seconds(wait)
-                raise errors.TooManyRequests(f"over this subscription's rate; retry in {seconds} s", {"retryAfter": seconds})
+            if wait := self._limiter.admit(sub.pk):
+                seconds = max(1, math.ceil(wait))
+                message = f"over this subscription's rate; retry in {seconds} s"
+                raise errors.TooManyRequests(message, {"retryAfter": seconds})
             push = classify(_parse(notification.body))
             if sub.task_id is not None and push.task_id != sub.task_id:
                 raise TaskMismatch(f"this subscription relays task {sub.task_id!r}, not {push.task_id!r}")
-            message_id = self._new_id()
-            self._committer.submit(_Row(self._values(message_id, sub.pk, push, notification.body, jti), jti))
+            message_id, now = "msg_" + uuid.uuid4().hex, self._clock()
+            due = now + dt.timedelta(seconds=self._first_delay())
+            self._committer.submit(
+                {"b_id": message_id, "b_subscription_pk": sub.pk, "b_task_key": push.task_id or "", "b_jti": jti}
+                | {"b_kind": push.kind, "b_body": notification.body, "b_received_at": now, "b_due": due}
+            )
         self._on_commit()
-        return Accepted(message_id, sub.id, push.task_id, push.kind)
+        return Accepted(message_id, notification.subscription_id, push.task_id, push.kind)
 
-    # -- checks ---------------------------------------------------------------------------
+    def _subscription(self, sub_id: str, *, fresh: bool = False) -> SubscriptionRow:
+        """Raises NotFound for an unknown or deleted subscription."""
+        now = self._monotonic()
+        cached = None if fresh else self._cached.get(sub_id)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        with self._engine.connect() as conn:
+            row = conn.execute(_SUBSCRIPTION, {"b_id": sub_id}).first()
+        if row is None or row.status == "deleted":
+            self._cached.pop(sub_id, None)
+            raise errors.NotFound(f"no relay subscription {sub_id!r}")
+        if len(self._cached) >= MAX_CACHED:
+            self._cached.clear()
+        self._cached[sub_id] = (now + 1.0, row)
+        return row
 
-    def _authenticated(self, notification: Notification) -> Row[*tuple[Any, ...]]:
-        sub = self._subscriptions.get(notification.subscription_id)
+    def _authenticated(self, notification: Notification) -> SubscriptionRow:
+        sub = self._subscription(notification.subscription_id)
         if not self._token_ok(sub, notification):
             # A token the cached row refuses may be one rotated in since: ask the database.
-            sub = self._subscriptions.get(notification.subscription_id, fresh=True)
+            sub = self._subscription(notification.subscription_id, fresh=True)
             if not self._token_ok(sub, notification):
                 raise errors.Unauthorized(
                     "the relay token is missing or wrong: send it in X-A2A-Notification-Token, "
@@ -146,89 +187,42 @@ class RelayIngress:
                 )
         return sub
 
-    def _token_ok(self, sub: Row[*tuple[Any, ...]], notification: Notification) -> bool:
+    def _token_ok(self, sub: SubscriptionRow, notification: Notification) -> bool:
         hashes = TokenHashes(sub.token_hash, sub.previous_token_hash, sub.previous_token_until)
-        now = self._clock()
-        return any(hashes.accepts(token, now) for token in notification.tokens)
+        return any(hashes.accepts(token, self._clock()) for token in notification.tokens)
 
-    def _jwt_id(self, sub: Row[*tuple[Any, ...]], notification: Notification) -> str | None:
+    def _jwt_id(self, sub: SubscriptionRow, notification: Notification) -> str | None:
         if sub.auth_mode != "jwt":
             return None
-        return self._jwt.verify(notification.authorization, self._binding(sub), notification.audience(),
-                                notification.body)
-
-    def _binding(self, sub: Row[*tuple[Any, ...]]) -> AgentBinding:
         with self._engine.connect() as conn:
             agent = conn.execute(_AGENT, {"b_pk": sub.agent_pk}).first()
         if agent is None:
             raise errors.Unauthorized("the agent left the catalog: no key is bound to it any more")
-        return AgentBinding(agent.pk, agent.card_url, agent.owner_id, agent.jwks_url)
+        binding = AgentBinding(agent.pk, agent.card_url, agent.owner_id, agent.jwks_url)
+        return self._jwt.verify(notification.authorization, binding, notification.audience(), notification.body)
 
-    def _values(self, message_id: str, sub_pk: int, push: PushBody, body: bytes, jti: str | None) -> dict[str, Any]:
-        now = self._clock()
-        return {"b_id": message_id, "b_sub": sub_pk, "b_task": push.task_id or "", "b_kind": push.kind,
-                "b_body": body, "b_jti": jti, "b_at": now, "b_due": now + dt.timedelta(seconds=self._first_delay())}
+    def _write_batch(self, rows: Sequence[dict[str, Any]]) -> None:
+        if len(rows) > 1:
+            return self._write(rows)
+        self._write_one(rows[0])  # a lone row: the committer does not isolate it, tell a replay here
 
-    # -- persistence ----------------------------------------------------------------------
-
-    def _write_batch(self, rows: Sequence[_Row]) -> None:
-        if len(rows) == 1:  # the committer writes a failed batch's rows one by one, each here
-            return self._write_one(rows[0])
-        self._insert(rows)
-
-    def _write_one(self, row: _Row) -> None:
-        """Write this row alone (its batch failed), telling a JWT replay from anything else."""
+    def _write_one(self, row: dict[str, Any]) -> None:
+        """Write this row alone, telling a JWT replay from any other failure."""
         try:
-            self._insert([row])
+            self._write([row])
         except IntegrityError:
-            if row.jti is not None and self._jti_seen(row):
+            if row["b_jti"] is not None and self._jti_seen(row):
                 raise ReplayedNotification("this JWT (its jti) was used before") from None
             raise
 
-    def _insert(self, rows: Sequence[_Row]) -> None:
+    def _write(self, rows: Sequence[dict[str, Any]]) -> None:
+        # On PostgreSQL the insert's trigger notifies PG_CHANNEL, heard by LISTENing workers on commit.
         with self._engine.begin() as conn:
-            # On PostgreSQL a trigger on the insert notifies PG_CHANNEL: LISTENing workers hear of
-            # it when (and only if) this commits, with no round trip of its own.
-            self._insert_statement.execute_many(conn, [row.values for row in rows])
+            conn.execute(self._insert, list(rows))
 
-    def _jti_seen(self, row: _Row) -> bool:
+    def _jti_seen(self, row: dict[str, Any]) -> bool:
         with self._engine.connect() as conn:
-            return conn.scalar(_JTI, {"b_sub": row.values["b_sub"], "b_jti": row.jti}) is not None
-
-
-class SubscriptionCache:
-    """Every notification needs its subscription's row; it is kept for `seconds` in this process.
-
-    The price: deleting or disabling a subscription in another process takes effect here up to
-    `seconds` later (a message accepted meanwhile is dead-lettered by the prune job); in this
-    process the change forgets the row at once. A rotation takes effect at once anywhere: a token
-    the cached row refuses is checked again against a fresh read.
-    """
-
-    def __init__(self, engine: Engine, *, seconds: float = 1.0, monotonic: Callable[[], float] = time.monotonic) -> None:
-        self._engine = engine
-        self._seconds = seconds
-        self._monotonic = monotonic
-        self._rows: dict[str, tuple[float, Row[*tuple[Any, ...]]]] = {}
-
-    def forget(self, sub_id: str) -> None:
-        self._rows.pop(sub_id, None)
-
-    def get(self, sub_id: str, *, fresh: bool = False) -> Row[*tuple[Any, ...]]:
-        """Raises NotFound for an unknown or deleted subscription."""
-        now = self._monotonic()
-        cached = None if fresh else self._rows.get(sub_id)
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        with self._engine.connect() as conn:
-            row = conn.execute(_SUBSCRIPTION, {"b_id": sub_id}).first()
-        if row is None or row.status == "deleted":
-            self._rows.pop(sub_id, None)
-            raise errors.NotFound(f"no relay subscription {sub_id!r}")
-        if len(self._rows) >= MAX_CACHED:
-            self._rows.clear()
-        self._rows[sub_id] = (now + self._seconds, row)
-        return row
+            return conn.scalar(_JTI, {"b_subscription_pk": row["b_subscription_pk"], "b_jti": row["b_jti"]}) is not None
 
 
 def _parse(body: bytes) -> object:

@@ -1,15 +1,10 @@
-"""The push relay: subscriptions, the outbox of accepted notifications, and every delivery attempt.
-
-`relay_messages` is the outbox and the work queue of the delivery job at once: a message is
-pending until it is delivered or dead-lettered, and due (`due_at` set, a leased queue, see
-`registry.jobs.leases`) only while it is the head of its task. Messages of one task carry
-increasing numbers (`seq`); a later one waits with `due_at` NULL until the earlier ones are done
-(in-order delivery, `registry.relay.task_order`), so claiming is a plain index range on `due_at`.
-"""
+"""The push relay's tables. `relay_messages` is the outbox and the delivery job's leased queue at
+once: a message is pending until delivered or dead-lettered, due only while it heads its task."""
 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
@@ -19,14 +14,14 @@ from registry.db.types import UtcDateTime
 
 AUTH_MODES = ("token", "jwt")
 MESSAGE_STATES = ("pending", "delivered", "dead")
+MAX_TASK_ID = 200
+_PENDING = text("state = 'pending'")
+_PENDING_ONLY: dict[str, Any] = {"postgresql_where": _PENDING, "sqlite_where": _PENDING}
 
 
 class RelaySubscription(Base):
-    """A client's relay endpoint for one agent (optionally one task) and its real webhook.
-
-    The relay token is stored as SHA-256 only; the client's own webhook credentials are
-    encrypted (`target_secrets`, see `registry.relay.secret_box`).
-    """
+    """A client's relay endpoint for one agent (optionally one task) and its real webhook: the relay
+    token stored as SHA-256 only, the client's webhook credentials encrypted (`secret_box`)."""
 
     __tablename__ = "relay_subscriptions"
 
@@ -34,9 +29,9 @@ class RelaySubscription(Base):
     id: Mapped[str] = mapped_column(String(40), unique=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("principals.id", ondelete="CASCADE"), index=True)
     # The agent may leave the catalog while notifications are still in flight: keep its id.
-    agent_pk: Mapped[int | None] = mapped_column(ForeignKey("agents.pk", ondelete="SET NULL"), nullable=True, index=True)
+    agent_pk: Mapped[int | None] = mapped_column(ForeignKey("agents.pk", ondelete="SET NULL"), index=True)
     agent_id: Mapped[str] = mapped_column(String(40))
-    task_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    task_id: Mapped[str | None] = mapped_column(String(MAX_TASK_ID), nullable=True)
     target_url: Mapped[str] = mapped_column(String(2048))
     target_secrets: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     auth_mode: Mapped[str] = mapped_column(String(10))
@@ -57,17 +52,15 @@ class RelayMessage(Base):
         UniqueConstraint("subscription_pk", "task_key", "seq", name="uq_relay_messages_order"),
         # The agent's JWT ids: a second message with the same `jti` is a replay (unique; NULLs differ).
         UniqueConstraint("subscription_pk", "jti", name="uq_relay_messages_jti"),
-        # The pending messages of each task in order: "is anything earlier pending?" and "which is
-        # the head?" are one exact probe, however many delivered messages the task has behind it.
-        Index("ix_relay_messages_pending_task", "subscription_pk", "task_key", "seq",
-              postgresql_where=text("state = 'pending'"), sqlite_where=text("state = 'pending'")),
+        # Each task's pending messages in order: "anything earlier pending?" and "the head?" are one probe.
+        Index("ix_relay_messages_pending_task", "subscription_pk", "task_key", "seq", **_PENDING_ONLY),
         Index("ix_relay_messages_listing", "subscription_pk", "pk"),
     )
 
     pk: Mapped[int] = mapped_column(Integer, primary_key=True)
     id: Mapped[str] = mapped_column(String(40), unique=True)
     subscription_pk: Mapped[int] = mapped_column(ForeignKey("relay_subscriptions.pk", ondelete="CASCADE"))
-    task_key: Mapped[str] = mapped_column(String(200))  # the task id, "" for a message without one
+    task_key: Mapped[str] = mapped_column(String(MAX_TASK_ID))  # the task id, "" for a message without one
     seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"))  # PostgreSQL: from one sequence
     kind: Mapped[str] = mapped_column(String(20))
     body: Mapped[bytes] = mapped_column(LargeBinary)
@@ -75,8 +68,7 @@ class RelayMessage(Base):
     received_at: Mapped[dt.datetime] = mapped_column(UtcDateTime(), index=True)
     state: Mapped[str] = mapped_column(String(10))
     due_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True, index=True)
-    # While a message that already failed an attempt waits behind an earlier one of its task (due_at
-    # NULL): when its back-off ends. `registry.relay.task_order` keeps it.
+    # The back-off a failed message still owes while it waits behind an earlier one (`task_order`).
     not_before: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     lease_owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
     lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)

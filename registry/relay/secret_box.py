@@ -1,10 +1,6 @@
-"""Client webhook credentials, encrypted at rest.
-
-The key is derived from `AGENTDEX_SECRET_KEY` with HKDF-SHA256 under a purpose label, so it is
-unrelated to every other key derived from the same secret, and the secret itself never touches
-data. AES-256-GCM seals each value with a random 96-bit nonce and binds it to its row through the
-associated data (the subscription id), so a sealed value copied onto another row does not open.
-"""
+"""Client webhook credentials, encrypted at rest: AES-256-GCM under a key derived from
+`AGENTDEX_SECRET_KEY` by HKDF-SHA256 with a purpose label, each value sealed with a random 96-bit
+nonce and bound to its row by the associated data (the subscription id)."""
 
 from __future__ import annotations
 
@@ -49,6 +45,8 @@ class SecretBox:
         try:
             plaintext = self._aead.decrypt(nonce, ciphertext, bound_to.encode("utf-8"))
         except InvalidTag:
-            raise SecretBoxError("the sealed value does not open: AGENTDEX_SECRET_KEY changed, or it was altered") from None
+            raise SecretBoxError(
+                "the sealed value does not open: AGENTDEX_SECRET_KEY changed, or it was altered"
+            ) from None
         values = json.loads(plaintext)
         return {str(k): str(v) for k, v in values.items()}

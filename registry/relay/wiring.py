@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import random
 import time
 from collections.abc import Callable
@@ -15,17 +16,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from registry.db.types import utcnow
 from registry.outbound import OutboundPolicy, SafeHttpClient
 from registry.relay.agent_jwt import AgentJwtVerifier, ResolverFactory
-from registry.relay.delivery import WebhookPoster
-from registry.relay.ingress import PG_CHANNEL, RelayIngress
-from registry.relay.job import RelayDeliveryJob
+from registry.relay.delivery import RetryPolicy, WebhookPoster
+from registry.relay.ingress import PG_CHANNEL, RateLimiter, RelayIngress
+from registry.relay.job import ChangeWatcher, RelayDeliveryJob, RelayWakeup, change_watcher
 from registry.relay.operations import RelayOperations
 from registry.relay.outbox import RelayOutbox
-from registry.relay.rate_limit import RateLimiter
-from registry.relay.retry_policy import RetryPolicy
 from registry.relay.secret_box import SecretBox
 from registry.relay.subscriptions import SubscriptionService
-from registry.relay.wakeup import ChangeWatcher, RelayWakeup, change_watcher
-from registry.relay.webhook_signer import Ed25519WebhookSigner
 from registry.settings import Settings
 from signing import SigningKey
 
@@ -60,41 +57,55 @@ def relay_policy(settings: Settings) -> OutboundPolicy:
     """The relay's own outbound policy: short timeouts, small answers, no redirects."""
     relay = settings.relay
     return OutboundPolicy(
-        allow_http=settings.allow_http, allowed_networks=settings.allowed_networks,
-        connect_timeout=relay.connect_timeout, read_timeout=relay.timeout, total_timeout=relay.timeout,
-        max_response_bytes=MAX_RESPONSE_BYTES, max_redirects=0,
+        allow_http=settings.allow_http,
+        allowed_networks=settings.allowed_networks,
+        connect_timeout=relay.connect_timeout,
+        read_timeout=relay.timeout,
+        total_timeout=relay.timeout,
+        max_response_bytes=MAX_RESPONSE_BYTES,
+        max_redirects=0,
         pool_maxsize=max(16, settings.worker.threads),  # one kept-alive connection per delivering thread
     )
 
 
-def build_relay(settings: Settings, engine: Engine, sessions: sessionmaker[Session], *, http: SafeHttpClient,
-                claims: Engine, key_sources: ResolverFactory, webhook_key: Callable[[], SigningKey],
-                clock: Callable[[], dt.datetime] = utcnow, monotonic: Callable[[], float] = time.monotonic,
-                rng: random.Random | None = None) -> RelayServices:
+def build_relay(
+    settings: Settings,
+    engine: Engine,
+    sessions: sessionmaker[Session],
+    *,
+    http: SafeHttpClient,
+    claims: Engine,
+    key_sources: ResolverFactory,
+    webhook_key: Callable[[], SigningKey],
+    clock: Callable[[], dt.datetime] = utcnow,
+    monotonic: Callable[[], float] = time.monotonic,
+    rng: random.Random | None = None,
+) -> RelayServices:
     """`http`: a client with `relay_policy`; `claims`: where the outbox's claims run
     (`registry.db.queue_claims(engine)`); `key_sources` finds the keys bound to an agent's card
     (JWT mode); `webhook_key` returns the registry's active Ed25519 key (published in its JWKS)."""
-    relay = settings.relay
+    relay, rng, wakeup = settings.relay, rng or random.Random(), RelayWakeup()
     box = SecretBox(settings.secret_key)
     policy = RetryPolicy(relay.retry_schedule, relay.jitter, relay.max_retry_after)
-    rng = rng or random.Random()
-    wakeup = RelayWakeup()
     verifier = AgentJwtVerifier(key_sources, max_age=relay.jwt_max_age, clock=clock)
-    ingress = RelayIngress(engine, verifier, RateLimiter(relay.rate, relay.burst, monotonic=monotonic),
-                           first_delay=lambda: policy.first_delay(rng), on_commit=wakeup.notify, clock=clock,
-                           monotonic=monotonic)
-    subscriptions = SubscriptionService(sessions, http, box, token_grace=relay.token_grace, clock=clock,
-                                        on_change=ingress.forget)
-    poster = WebhookPoster(http, Ed25519WebhookSigner(webhook_key), timeout=relay.timeout,
-                           max_response_bytes=MAX_RESPONSE_BYTES, clock=clock, monotonic=monotonic)
+    limiter = RateLimiter(relay.rate, relay.burst, monotonic=monotonic)
+    first_delay = functools.partial(policy.first_delay, rng)
+    ingress = RelayIngress(
+        engine, verifier, limiter, first_delay=first_delay, on_commit=wakeup.notify, clock=clock, monotonic=monotonic
+    )
+    grace = relay.token_grace
+    subscriptions = SubscriptionService(sessions, http, box, token_grace=grace, clock=clock, on_change=ingress.forget)
+    poster = WebhookPoster(http, webhook_key, clock=clock, monotonic=monotonic)
     in_memory = ":memory:" in settings.database_url
     return RelayServices(
         subscriptions=subscriptions,
         ingress=ingress,
-        outbox=RelayOutbox(engine, claims, poster, box, policy, lease_seconds=relay.lease_seconds, clock=clock,
-                           rng=rng),
-        operations=RelayOperations(engine, subscriptions, retention=relay.retention, clock=clock,
-                                   on_replay=wakeup.notify),
+        outbox=RelayOutbox(
+            engine, claims, poster, box, policy, lease_seconds=relay.lease_seconds, clock=clock, rng=rng
+        ),
+        operations=RelayOperations(
+            engine, subscriptions, retention=relay.retention, clock=clock, on_replay=wakeup.notify
+        ),
         wakeup=wakeup,
         watcher=lambda: None if in_memory else change_watcher(engine, wakeup, poll=relay.poll, channel=PG_CHANNEL),
         http=http,

@@ -9,12 +9,17 @@ from flask import Blueprint, Response, current_app, jsonify, request
 
 from registry.auth import requires
 from registry.request_input import current_actor, json_object, query_int, refuse_unknown, string_field
+from registry.trust.models import TrustedKey, iso
 
 bp = Blueprint("trust", __name__)
 
 
 def _services() -> Any:
     return current_app.extensions["agentdex"]
+
+
+def _key_json(key: TrustedKey, agent_id: str | None) -> dict[str, Any]:
+    return {"id": key.id, "agentId": agent_id, "kids": list(key.kids), "createdAt": iso(key.created_at)}
 
 
 def endorsed_card_response(body: bytes) -> Response:
@@ -27,20 +32,21 @@ def endorsed_card_response(body: bytes) -> Response:
 
 @bp.post("/v1/keys")
 @requires("agents:write")
-def register_keys() -> Response:
+def register_keys() -> tuple[Response, int]:
     """Register a public JWKS for all of the caller's agents, or for one (`agentId`)."""
     body = json_object()
     refuse_unknown(body, {"jwks", "agentId"}, "fields")
-    info = _services().trust.register_keys(current_actor(), body.get("jwks"), string_field(body, "agentId"))
-    response = jsonify(info.to_dict())
-    response.status_code = 201
-    return response
+    agent_id = string_field(body, "agentId") or None
+    key = _services().trust.register_keys(current_actor(), body.get("jwks"), agent_id)
+    return jsonify(_key_json(key, agent_id)), 201
 
 
 @bp.get("/v1/keys")
 @requires("agents:write")
 def list_keys() -> Response:
-    return jsonify({"items": [info.to_dict() for info in _services().trust.owner_keys.list(current_actor())]})
+    return jsonify(
+        {"items": [_key_json(key, agent_id) for key, agent_id in _services().trust.owner_keys.list(current_actor())]}
+    )
 
 
 @bp.delete("/v1/keys/<key_id>")

@@ -15,20 +15,21 @@ import dataclasses
 import datetime as dt
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Protocol
 
-from sqlalchemy import delete, insert, or_, select
+from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry.auth import Actor
 from registry.db.types import utcnow
 from registry.errors import Forbidden, InvalidRequest, NotFound
-from registry.trust.catalog_tables import AGENTS
-from registry.trust.models import TrustedKey
+from registry.outbound import OutboundError, SafeHttpClient
+from registry.trust.models import AGENTS, TrustedKey
 from signing import (
     ChainResolver,
     JwksCache,
+    JwksFetchError,
     JwksUrlResolver,
     KeyFormatError,
     KeyLookup,
@@ -36,12 +37,12 @@ from signing import (
     KeySet,
     PolicyError,
     StaticKeyResolver,
-    VerificationKey,
     parse_jwks,
 )
 from signing.fetch import UnsafeHttp, check_url, origin_of
 
 PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
+CACHE_SECONDS = 5.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +55,7 @@ class KeyScope:
 
 
 class KeyHolder(Protocol):
-    """An agent as key resolution sees it (the catalog's `Agent`, or `OwnedAgent`)."""
+    """An agent as key resolution sees it (the catalog's `Agent`)."""
 
     @property
     def pk(self) -> int: ...
@@ -66,63 +67,50 @@ class KeyHolder(Protocol):
     def jwks_url(self) -> str | None: ...
 
 
-@dataclasses.dataclass(frozen=True)
-class OwnedAgent:
-    """An agent whose keys are being changed, as read for the owner check."""
-
-    pk: int
-    id: str
-    owner_id: int | None
-    jwks_url: str | None
-
-
-@dataclasses.dataclass(frozen=True)
-class TrustedKeyInfo:
-    id: str
-    agent_id: str | None
-    kids: tuple[str, ...]
-    created_at: dt.datetime
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "agentId": self.agent_id, "kids": list(self.kids),
-                "createdAt": self.created_at.isoformat().replace("+00:00", "Z")}
-
-
 class OwnerKeys:
-    """JWKS documents owners register; parsed once per row (rows are never changed, only removed).
+    """JWKS documents owners register. An owner's key set is cached for `CACHE_SECONDS` (it is read
+    on every registration): keys registered or removed through another process take effect here
+    within that time; through this process, at once."""
 
-    An owner's key set is cached for `cache_seconds` (registration is a hot path): like API
-    tokens, keys registered or removed through another process take effect here within that
-    time; through this process, at once.
-    """
-
-    def __init__(self, sessions: sessionmaker[Session], *, clock: Callable[[], dt.datetime] = utcnow,
-                 new_id: Callable[[], str] = lambda: str(uuid.uuid4()), cache_seconds: float = 5.0,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        clock: Callable[[], dt.datetime] = utcnow,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._sessions = sessions
         self._clock = clock
-        self._new_id = new_id
-        self._parsed: dict[int, KeySet] = {}
-        self._sets: dict[tuple[int, int | None], tuple[float, KeySet]] = {}
-        self._cache_seconds = cache_seconds
         self._monotonic = monotonic
+        self._sets: dict[tuple[int, int | None], tuple[float, KeySet]] = {}
 
-    def add(self, actor: Actor, document: object, agent: OwnedAgent | None) -> TrustedKeyInfo:
-        """Register a public JWKS. Raises InvalidRequest (not a public JWKS, no usable key)."""
+    def add(self, actor: Actor, document: object, scope: KeyScope | None) -> TrustedKey:
+        """Register a public JWKS for the actor's agents, or the one of `scope`. Raises InvalidRequest
+        (not a public JWKS, no usable key)."""
         keys = public_key_set(document)
-        row: dict[str, Any] = {"id": self._new_id(), "principal_id": agent.owner_id if agent and agent.owner_id else actor.principal_id,
-               "agent_pk": agent.pk if agent else None, "jwks": document,
-               "kids": [key.kid for key in keys.keys if key.kid], "created_at": self._clock()}
+        key = TrustedKey(
+            id=str(uuid.uuid4()),
+            principal_id=scope.owner_id if scope and scope.owner_id else actor.principal_id,
+            agent_pk=scope.agent_pk if scope else None,
+            jwks=document,
+            kids=[k.kid for k in keys.keys if k.kid],
+            created_at=self._clock(),
+        )
         with self._sessions.begin() as session:
-            session.execute(insert(TrustedKey), [row])
+            session.add(key)
         self._sets.clear()
-        return TrustedKeyInfo(row["id"], agent.id if agent else None, tuple(row["kids"]), row["created_at"])
+        return key
 
-    def list(self, actor: Actor) -> list[TrustedKeyInfo]:
-        stmt = (select(TrustedKey, AGENTS.c.id).outerjoin(AGENTS, AGENTS.c.pk == TrustedKey.agent_pk)
-                .where(TrustedKey.principal_id == actor.principal_id).order_by(TrustedKey.pk))
+    def list(self, actor: Actor) -> list[tuple[TrustedKey, str | None]]:
+        """The actor's registered keys, each with the id of the agent it is limited to."""
+        stmt = (
+            select(TrustedKey, AGENTS.c.id)
+            .outerjoin(AGENTS, AGENTS.c.pk == TrustedKey.agent_pk)
+            .where(TrustedKey.principal_id == actor.principal_id)
+            .order_by(TrustedKey.pk)
+        )
         with self._sessions() as session:
-            return [TrustedKeyInfo(key.id, agent_id, tuple(key.kids), key.created_at) for key, agent_id in session.execute(stmt)]
+            return [(key, agent_id) for key, agent_id in session.execute(stmt)]
 
     def remove(self, actor: Actor, key_id: str) -> TrustedKey:
         """Delete one registered JWKS; returns it. Raises NotFound, Forbidden."""
@@ -133,7 +121,6 @@ class OwnerKeys:
             if not actor.is_admin and key.principal_id != actor.principal_id:
                 raise Forbidden("only the owner of these keys or an admin may remove them")
             session.execute(delete(TrustedKey).where(TrustedKey.pk == key.pk))
-        self._parsed.pop(key.pk, None)
         self._sets.clear()
         return key
 
@@ -144,24 +131,15 @@ class OwnerKeys:
         cached = self._sets.get((scope.owner_id, scope.agent_pk))
         if cached is not None and cached[0] > self._monotonic():
             return cached[1]
-        found = self._load(scope)
+        mine = or_(TrustedKey.agent_pk.is_(None), TrustedKey.agent_pk == scope.agent_pk)  # all agents, or this one
+        with self._sessions() as session:
+            documents = session.scalars(select(TrustedKey.jwks).where(TrustedKey.principal_id == scope.owner_id, mine))
+            parsed = [parse_jwks(document) for document in documents]
+        found = KeySet(tuple(k for one in parsed for k in one.keys), tuple(r for one in parsed for r in one.rejected))
         if len(self._sets) > 10_000:
             self._sets.clear()
-        self._sets[(scope.owner_id, scope.agent_pk)] = (self._monotonic() + self._cache_seconds, found)
+        self._sets[(scope.owner_id, scope.agent_pk)] = (self._monotonic() + CACHE_SECONDS, found)
         return found
-
-    def _load(self, scope: KeyScope) -> KeySet:
-        mine = or_(TrustedKey.agent_pk.is_(None), TrustedKey.agent_pk == scope.agent_pk) if scope.agent_pk else TrustedKey.agent_pk.is_(None)
-        stmt = select(TrustedKey.pk, TrustedKey.jwks).where(TrustedKey.principal_id == scope.owner_id, mine)
-        with self._sessions() as session:
-            rows = session.execute(stmt).all()
-        keys: list[VerificationKey] = []
-        rejected: list[Any] = []  # signing's rejected keys, each with its reason
-        for pk, jwks in rows:
-            parsed = self._parsed.get(pk) or self._parsed.setdefault(pk, parse_jwks(jwks))
-            keys.extend(parsed.keys)
-            rejected.extend(parsed.rejected)
-        return KeySet(tuple(keys), tuple(rejected))
 
 
 def public_key_set(document: object) -> KeySet:
@@ -180,18 +158,31 @@ def public_key_set(document: object) -> KeySet:
     return keys
 
 
-class _Lazy:
-    """A resolver built on first use: an unsigned card never reads its owner's keys, and most
-    signed cards verify with them and never need their JWKS URLs parsed and checked."""
+class SafeJwksFetcher:
+    """JWKS documents over the safe outbound client (address policy, DNS pinning, size cap,
+    deadline). Redirects are not followed: a JWKS URL is trusted for its origin only."""
 
-    def __init__(self, build: Callable[[], KeyResolver]) -> None:
-        self._build = build
-        self._resolver: KeyResolver | None = None
+    def __init__(self, http: SafeHttpClient, *, max_bytes: int, timeout: float) -> None:
+        self._http = http
+        self._max_bytes = max_bytes
+        self._timeout = timeout
 
-    def resolve(self, kid: str | None, jku: str | None) -> Iterator[KeyLookup]:
-        if self._resolver is None:
-            self._resolver = self._build()
-        yield from self._resolver.resolve(kid, jku)
+    def __call__(self, url: str) -> bytes:
+        """The body of `url`. Raises JwksFetchError (refused, timeout, too large, not HTTP 200)."""
+        accept = {"Accept": "application/jwk-set+json, application/json;q=0.9"}
+        try:
+            response = self._http.get(
+                url, headers=accept, max_bytes=self._max_bytes, timeout=self._timeout, follow_redirects=False
+            )
+        except OutboundError as error:
+            raise JwksFetchError(f"JWKS {url} could not be fetched: {error}") from error
+        if 300 <= response.status < 400:
+            raise JwksFetchError(
+                f"JWKS {url} answered HTTP {response.status} (a redirect); keys are never fetched elsewhere"
+            )
+        if response.status != 200:
+            raise JwksFetchError(f"JWKS {url} answered HTTP {response.status}")
+        return response.body
 
 
 class _Refused:
@@ -205,8 +196,15 @@ class _Refused:
 
 
 class KeyPolicy:
-    def __init__(self, owner_keys: OwnerKeys, cache: JwksCache, *, trust_store: KeySet | None,
-                 jku_origins: tuple[str, ...], unsafe: UnsafeHttp | None) -> None:
+    def __init__(
+        self,
+        owner_keys: OwnerKeys,
+        cache: JwksCache,
+        *,
+        trust_store: KeySet | None,
+        jku_origins: tuple[str, ...],
+        unsafe: UnsafeHttp | None,
+    ) -> None:
         self._owner_keys = owner_keys
         self._cache = cache
         self._trust_store = StaticKeyResolver(trust_store, source="trust-store") if trust_store else None
@@ -221,17 +219,16 @@ class KeyPolicy:
             raise InvalidRequest(f"jwksUrl: {error}") from None
 
     def resolver(self, card_url: str, scope: KeyScope) -> KeyResolver:
-        """The sources for one card, in policy order."""
-        owner = self._owner_keys
-        sources: list[KeyResolver] = [_Lazy(lambda: StaticKeyResolver(owner.key_set(scope), source="owner"))]
+        """The sources for one card, in policy order (consulted lazily: nothing is fetched until needed)."""
+        sources: list[KeyResolver] = [StaticKeyResolver(self._owner_keys.key_set(scope), source="owner")]
         if scope.jwks_url:
-            sources.append(_Lazy(lambda: self._url_source([scope.jwks_url], ())))
-        sources.append(_Lazy(lambda: self._url_source((), (*self._card_origin(card_url), *self._jku_origins))))
+            sources.append(self._url_source([scope.jwks_url], ()))
+        sources.append(self._url_source((), (*self._card_origin(card_url), *self._jku_origins)))
         if self._trust_store is not None:
             sources.append(self._trust_store)
         return ChainResolver(sources)
 
-    def _url_source(self, urls: Any, origins: tuple[str, ...]) -> KeyResolver:
+    def _url_source(self, urls: Sequence[str], origins: tuple[str, ...]) -> KeyResolver:
         try:
             return JwksUrlResolver(urls, allowed_origins=origins, cache=self._cache, unsafe=self._unsafe)
         except PolicyError as error:  # e.g. an http jwksUrl kept from when the operator allowed http

@@ -1,15 +1,6 @@
-"""Trust: what the registry found out about each card's signatures, the keys it may verify them
-with, and its own signing keys.
-
-- `signature_checks`: one row per signature of each stored card version (A2A §8.4.3): kid, alg,
-  where the key came from, the outcome, which canonical form matched and what it leaves uncovered.
-- `card_endorsements`: the registry's own signature over a card version, made when it was stored.
-- `trusted_keys`: JWKS documents an owner registered (`POST /v1/keys`), for all of the owner's
-  agents or one of them.
-- `registry_keys`: the registry's signing keys; the private half sealed with a key derived from
-  `AGENTDEX_SECRET_KEY`, or kept in a key file the row names.
-- The roll-up (`signature_state`, kids, time) and the agent's own `jwks_url` live on `agents`
-  (`registry.catalog.models.AgentTrustColumns`), so listing and search need no join.
+"""Trust's tables, and the catalog's tables as trust names them: trust sits below the catalog, so
+it names them by table name with only the columns it uses (a test checks them against the
+catalog's models). The roll-up and an agent's `jwks_url` live on `agents`, so search needs no join.
 """
 
 from __future__ import annotations
@@ -17,19 +8,67 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, ForeignKeyConstraint, Index, Integer, LargeBinary, String, Text, text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    column,
+    table,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from registry.db import Base
 from registry.db.types import UtcDateTime
 
 SIGNATURE_STATES = ("verified", "invalid", "unverifiable", "unsigned")
+_ACTIVE_ONLY = text("status = 'active'")
 
 
-def _card_version_fk(table: str) -> ForeignKeyConstraint:
+def iso(value: dt.datetime | None) -> str | None:
+    """A time as the API shows it (RFC 3339, UTC, `Z`)."""
+    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z") if value else None
+
+
+AGENTS = table(
+    "agents",
+    column("pk", Integer),
+    column("id", String),
+    column("owner_id", Integer),
+    column("card_url", String),
+    column("card_version", Integer),
+    column("jwks_url", String),
+    column("updated_at", UtcDateTime()),
+    column("signature_state", String),
+    column("signature_kids", JSON),
+    column("signature_checked_at", UtcDateTime()),
+)
+AGENT_CARDS = table(
+    "agent_cards",
+    column("agent_pk", Integer),
+    column("version", Integer),
+    column("raw", LargeBinary),
+    column("valid", Boolean),
+    column("is_current", Boolean),
+    column("source", String),
+    column("fetched_from", String),
+    column("fetched_at", UtcDateTime()),
+)
+AGENT_TERMS = table("agent_terms", column("agent_pk", Integer), column("kind", String), column("value", String))
+
+
+def _card_version_fk(name: str) -> ForeignKeyConstraint:
     return ForeignKeyConstraint(
-        ["agent_pk", "card_version"], ["agent_cards.agent_pk", "agent_cards.version"],
-        name=f"fk_{table}_card_version_agent_cards", ondelete="CASCADE",
+        ["agent_pk", "card_version"],
+        ["agent_cards.agent_pk", "agent_cards.version"],
+        name=f"fk_{name}_card_version_agent_cards",
+        ondelete="CASCADE",
     )
 
 
@@ -68,7 +107,7 @@ class CardEndorsement(Base):
 
 
 class TrustedKey(Base):
-    """A JWKS an owner registered: keys that may verify the cards of all its agents, or of one."""
+    """A JWKS an owner registered (`POST /v1/keys`): it may verify the cards of all its agents, or of one."""
 
     __tablename__ = "trusted_keys"
 
@@ -86,15 +125,16 @@ class RegistryKey(Base):
 
     __tablename__ = "registry_keys"
     __table_args__ = (
-        Index("uq_registry_keys_active_alg", "alg", unique=True,
-              sqlite_where=text("status = 'active'"), postgresql_where=text("status = 'active'")),
+        Index(
+            "uq_registry_keys_active_alg", "alg", unique=True, sqlite_where=_ACTIVE_ONLY, postgresql_where=_ACTIVE_ONLY
+        ),
     )
 
     pk: Mapped[int] = mapped_column(Integer, primary_key=True)
     kid: Mapped[str] = mapped_column(String(200), unique=True)
     alg: Mapped[str] = mapped_column(String(10))
     public_jwk: Mapped[dict[str, Any]] = mapped_column(JSON)
-    # Exactly one of these holds the private key: sealed bytes, or the path of a PEM file.
+    # Exactly one of these holds the private key: sealed with AGENTDEX_SECRET_KEY, or a PEM file's path.
     sealed_private_key: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     key_file: Mapped[str | None] = mapped_column(String(1024), nullable=True)
     status: Mapped[str] = mapped_column(String(10))

@@ -111,93 +111,26 @@ def proto_name(json_name: str) -> str:
     return re.sub(r"([A-Z])", lambda match: "_" + match.group(1).lower(), json_name)
 
 
-@dataclass(frozen=True)
-class MessagePlan:
-    """What checking one message needs, worked out once per message type."""
-
-    fields: tuple[FieldSpec, ...]
-    names: frozenset[str]
-    oneofs: tuple[tuple[str, tuple[str, ...]], ...]  # (group, member names)
-    # For is_clean: (name, JSON type, required, must not be empty, kind, nested message or STRING or None).
-    # The JSON type is Any to the type checker: past `isinstance(value, json_type)` the kind says
-    # what the value is, which a narrowing to `object` would hide.
-    tests: tuple[tuple[str, Any, bool, bool, str, str | None], ...]
-
-
 @functools.cache
-def message_plan(message: str) -> MessagePlan:
-    fields = field_table()[message]
+def _oneofs(message: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(group, member names) of each oneof of a message."""
     groups: dict[str, list[str]] = {}
-    for spec in fields.values():
+    for spec in field_table()[message].values():
         if spec.oneof is not None:
             groups.setdefault(spec.oneof, []).append(spec.name)
-    tests = tuple(
-        (
-            spec.name,
-            spec.json_type,
-            spec.required,
-            spec.required and spec.kind in ("string", "repeated", "map"),
-            spec.kind,
-            spec.element if spec.element != STRUCT else None,
-        )
-        for spec in fields.values()
-    )
-    return MessagePlan(
-        tuple(fields.values()),
-        frozenset(fields),
-        tuple((group, tuple(members)) for group, members in groups.items()),
-        tests,
-    )
+    return tuple((group, tuple(members)) for group, members in groups.items())
 
 
 def v1_structure_issues(card: dict[str, Any], *, report_unknown_nested: bool) -> list[Issue]:
     """Every REQUIRED field missing or empty, every wrong type, every oneof problem, in order."""
-    if is_clean(card, "AgentCard", report_unknown_nested, top=True):
-        return []
     issues: list[Issue] = []
     _check_message(card, "AgentCard", "", issues, report_unknown_nested)
     return issues
 
 
-def is_clean(obj: dict[str, Any], message: str, report_unknown: bool, top: bool = False) -> bool:
-    """True exactly when `_check_message` would find nothing: the same rules, without building a
-    pointer or an issue, because valid cards are the registry's hot path (a property test keeps
-    the two in step). One flat loop over precomputed tuples: calls and generators per field
-    would cost more than the tests themselves."""
-    plan = message_plan(message)
-    for name, json_type, required, nonempty, kind, nested in plan.tests:
-        value = obj.get(name)
-        if value is None:
-            if required:
-                return False
-            continue
-        if not isinstance(value, json_type) or (nonempty and not value):
-            return False
-        if nested is None:
-            continue
-        if kind == "message":
-            if not is_clean(value, nested, report_unknown):
-                return False
-            continue
-        for item in value if kind == "repeated" else value.values():
-            if nested == STRING:
-                if not isinstance(item, str):
-                    return False
-            elif not isinstance(item, dict) or not is_clean(item, nested, report_unknown):
-                return False
-    for group, members in plan.oneofs:
-        chosen = 0
-        for member in members:
-            if obj.get(member) is not None:
-                chosen += 1
-        if chosen > 1 or (chosen == 0 and (message, group) in ONEOF_MUST_BE_SET):
-            return False
-    return top or not report_unknown or obj.keys() <= plan.names
-
-
 def _check_message(obj: dict[str, Any], message: str, path: str, issues: list[Issue], report_unknown: bool) -> None:
-    plan = message_plan(message)
-    for spec in plan.fields:
+    fields = field_table()[message]
+    for spec in fields.values():
         value = obj.get(spec.name)
         if value is None:
             if spec.required:
@@ -208,8 +141,7 @@ def _check_message(obj: dict[str, Any], message: str, path: str, issues: list[Is
             issues.append(_empty(spec, message, child(path, spec.name)))
         elif spec.element is not None and spec.element != STRUCT:
             _check_members(value, spec, message, child(path, spec.name), issues, report_unknown)
-    if plan.oneofs:
-        _check_oneofs(obj, plan, message, path, issues)
+    _check_oneofs(obj, message, path, issues)
     if report_unknown and path:  # the card's own top level is judged by the version-field rules
         issues += [
             make_issue(
@@ -218,7 +150,7 @@ def _check_message(obj: dict[str, Any], message: str, path: str, issues: list[Is
                 f"`{name}` is not a field of A2A v1.0 {message}; clients ignore or reject it",
             )
             for name in obj
-            if name not in plan.names
+            if name not in fields
         ]
 
 
@@ -284,8 +216,8 @@ def _empty(spec: FieldSpec, message: str, path: str) -> Issue:
     )
 
 
-def _check_oneofs(obj: dict[str, Any], plan: MessagePlan, message: str, path: str, issues: list[Issue]) -> None:
-    for group, members in plan.oneofs:
+def _check_oneofs(obj: dict[str, Any], message: str, path: str, issues: list[Issue]) -> None:
+    for group, members in _oneofs(message):
         chosen = [name for name in members if obj.get(name) is not None]
         if len(chosen) > 1:
             issues.append(

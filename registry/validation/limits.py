@@ -6,7 +6,6 @@ and are configurable by the operator through `CardLimits`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -52,93 +51,38 @@ def check_card_bytes(size: int, limits: CardLimits) -> list[Issue]:
     ]
 
 
-def check_depth_and_strings(card: Any, limits: CardLimits, size: int | None = None) -> list[Issue]:
-    """Walk every value (iteratively: cards may nest arbitrarily inside extension params).
-
-    `size` is the card's size in bytes when known: every character of a JSON text takes at least
-    one byte, so no string of a card of at most max_string_length bytes can be too long, and then
-    only the depth is walked."""
-    strings_fit = size is not None and size <= limits.max_string_length
-    if _within_depth(card, limits.max_depth) and (strings_fit or _within_lengths(card, limits.max_string_length)):
-        return []
+def check_depth_and_strings(card: dict[str, Any], limits: CardLimits, size: int | None = None) -> list[Issue]:
+    """Walk every container depth first (iteratively: extension params may nest arbitrarily). A card
+    of at most max_string_length bytes cannot hold a string that long (a character is 1+ bytes)."""
+    check_strings = size is None or size > limits.max_string_length
     issues: list[Issue] = []
-    too_deep_reported = False
-    for path, value, depth in _walk(card):
-        if depth > limits.max_depth and not too_deep_reported:
-            too_deep_reported = True
-            issues.append(
-                make_issue(
-                    "limit-depth",
-                    path,
-                    f"the card nests {depth} levels deep here; at most {limits.max_depth} are accepted",
-                )
-            )
-        if isinstance(value, str) and len(value) > limits.max_string_length:
-            issues.append(_too_long(path, "string", len(value), limits))
-        elif isinstance(value, dict):
+    deep_reported = False
+    stack: list[tuple[str, Any, int]] = [("", card, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        if check_strings and isinstance(value, dict):
             issues += [
-                _too_long(child(path, key), "key", len(key), limits)
-                for key in value
-                if len(key) > limits.max_string_length
+                _too_long(child(path, key), "key", key, limits) for key in value if len(key) > limits.max_string_length
             ]
+        if depth == limits.max_depth and value and not deep_reported:
+            deep_reported = True  # once, where a depth-first walk first goes too deep
+            last = next(reversed(value)) if isinstance(value, dict) else len(value) - 1
+            message = f"the card nests {depth + 1} levels deep here; at most {depth} are accepted"
+            issues.append(make_issue("limit-depth", child(path, last), message))
+        for key, member in value.items() if isinstance(value, dict) else enumerate(value):
+            if isinstance(member, (dict, list)):
+                stack.append((child(path, key), member, depth + 1))
+            elif check_strings and isinstance(member, str) and len(member) > limits.max_string_length:
+                issues.append(_too_long(child(path, key), "string", member, limits))
     return issues
 
 
-def _too_long(path: str, noun: str, length: int, limits: CardLimits) -> Issue:
+def _too_long(path: str, noun: str, text: str, limits: CardLimits) -> Issue:
     return make_issue(
         "limit-string-length",
         path,
-        f"this {noun} has {length} characters; at most {limits.max_string_length} are accepted",
+        f"this {noun} has {len(text)} characters; at most {limits.max_string_length} are accepted",
     )
-
-
-# The common case is answered without building a pointer for every value (validation is on the
-# registration hot path): pointers are built by `_walk` only when something is over a limit.
-
-
-def _within_depth(root: Any, max_depth: int) -> bool:
-    """No value deeper than max_depth, walking containers level by level. `type(...) is` rather
-    than isinstance: parsed JSON holds plain dicts and lists, and the test is twice as fast."""
-    level = [root] if type(root) is dict or type(root) is list else []
-    depth = 0
-    while level:
-        if depth >= max_depth and any(level):  # the members of these containers are too deep
-            return False
-        next_level: list[Any] = []
-        append = next_level.append
-        for container in level:
-            for member in container.values() if type(container) is dict else container:
-                if type(member) is dict or type(member) is list:
-                    append(member)
-        level, depth = next_level, depth + 1
-    return True
-
-
-def _within_lengths(root: Any, max_length: int) -> bool:
-    stack = [root]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, str):
-            if len(value) > max_length:
-                return False
-        elif isinstance(value, dict):
-            if value and max(map(len, value)) > max_length:
-                return False
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return True
-
-
-def _walk(root: Any) -> Iterator[tuple[str, Any, int]]:
-    stack: list[tuple[str, Any, int]] = [("", root, 0)]
-    while stack:
-        path, value, depth = stack.pop()
-        yield path, value, depth
-        if isinstance(value, dict):
-            stack.extend((child(path, key), member, depth + 1) for key, member in value.items())
-        elif isinstance(value, list):
-            stack.extend((child(path, index), item, depth + 1) for index, item in enumerate(value))
 
 
 def check_counts(card: dict[str, Any], limits: CardLimits) -> list[Issue]:

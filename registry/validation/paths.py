@@ -11,7 +11,7 @@ def pointer(*parts: str | int) -> str:
 
 
 def child(path: str, *parts: str | int) -> str:
-    """The pointer of a member below `path` (on the validation hot path: no work for plain names)."""
+    """The pointer of a member below `path`."""
     for part in parts:
         if isinstance(part, int):
             path = f"{path}/{part}"

@@ -19,8 +19,6 @@ _HTTP_SCHEMES = frozenset({"http", "https"})
 # gRPC endpoints are HTTP/2 (§3.2.2); cards in the wild (a2a-java fixtures) write them as
 # grpc://host:port, and the official SDKs hand the interface url to the gRPC channel as is.
 _GRPC_SCHEMES = _HTTP_SCHEMES | {"grpc", "grpcs"}
-# An https URL with a plain host name needs no parsing to be judged fine.
-_PLAIN_HTTPS = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:[/?#]\S*)?")
 _WHITESPACE = re.compile(r"\s")
 
 
@@ -42,8 +40,6 @@ def check_url(value: Any, where: Where, *, grpc: bool = False, required: bool = 
     `where` is the path as segments: the pointer is built only when there is something to say."""
     if not isinstance(value, str) or (value == "" and not required):
         return []  # wrong types are structural issues; an empty optional URL is unset
-    if _PLAIN_HTTPS.fullmatch(value):
-        return []  # the common case, without parsing
     try:
         parts = urlsplit(value)
         host = parts.hostname

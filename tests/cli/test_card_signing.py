@@ -25,14 +25,27 @@ def run(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = Non
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     (tmp_path / "card.json").write_text(json.dumps(hybrid(rich_card())), encoding="utf-8")
-    assert run("keys", "generate", "--alg", "ES256", "--out", str(tmp_path / "key.pem"),
-               "--public-jwk", str(tmp_path / "key.pub.json")).exit_code == 0
+    assert (
+        run(
+            "keys",
+            "generate",
+            "--alg",
+            "ES256",
+            "--out",
+            str(tmp_path / "key.pem"),
+            "--public-jwk",
+            str(tmp_path / "key.pub.json"),
+        ).exit_code
+        == 0
+    )
     return tmp_path
 
 
 def sign(workdir: Path, *extra: str) -> Path:
     out = workdir / "signed.json"
-    result = run("card", "sign", str(workdir / "card.json"), "--key", str(workdir / "key.pem"), "--out", str(out), *extra)
+    result = run(
+        "card", "sign", str(workdir / "card.json"), "--key", str(workdir / "key.pem"), "--out", str(out), *extra
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -111,30 +124,38 @@ def test_canonicalize_prints_the_exact_payload(workdir: Path, form: str) -> None
 
 def test_canonicalize_reproduces_the_spec_example() -> None:
     result = run("card", "canonicalize", str(SHARED_CARDS / "a2a-spec__8.json"), "--form", "strict")
-    assert result.stdout_bytes == (b'{"capabilities":{"pushNotifications":false,"streaming":false},'
-                                   b'"description":"","name":"Example Agent","skills":[]}')
+    assert result.stdout_bytes == (
+        b'{"capabilities":{"pushNotifications":false,"streaming":false},'
+        b'"description":"","name":"Example Agent","skills":[]}'
+    )
 
 
 def test_encrypted_keys_take_the_password_from_the_environment(workdir: Path) -> None:
     key = workdir / "enc.pem"
-    assert run("keys", "generate", "--alg", "EdDSA", "--out", str(key), "--password-env", "PW",
-               env={"PW": "pw"}).exit_code == 0
+    assert (
+        run("keys", "generate", "--alg", "EdDSA", "--out", str(key), "--password-env", "PW", env={"PW": "pw"}).exit_code
+        == 0
+    )
     card = str(workdir / "card.json")
     assert run("card", "sign", card, "--key", str(key)).exit_code == 2
     assert run("card", "sign", card, "--key", str(key), "--password-env", "PW", env={"PW": "pw"}).exit_code == 0
 
 
-@pytest.mark.parametrize("args,stdin,code", [
-    (["card", "verify", "missing.json"], None, 2),
-    (["card", "canonicalize", "-"], b"{not json", 2),
-    (["card", "canonicalize", "-"], b"[1, 2]", 1),
-    (["card", "canonicalize", "-"], b'{"name": NaN}', 1),
-    (["card", "sign", "-", "--key", "missing.pem"], b"{}", 2),
-    (["card", "verify", "-", "--jwks", "http://127.0.0.1:9/jwks.json"], b"{}", 2),
-    (["card", "verify", "-", "--allow-origin", "https://a.example/path"], b"{}", 2),
-])
-def test_usage_and_input_errors(workdir: Path, args: list[str], stdin: bytes | None, code: int,
-                                monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "args,stdin,code",
+    [
+        (["card", "verify", "missing.json"], None, 2),
+        (["card", "canonicalize", "-"], b"{not json", 2),
+        (["card", "canonicalize", "-"], b"[1, 2]", 1),
+        (["card", "canonicalize", "-"], b'{"name": NaN}', 1),
+        (["card", "sign", "-", "--key", "missing.pem"], b"{}", 2),
+        (["card", "verify", "-", "--jwks", "http://127.0.0.1:9/jwks.json"], b"{}", 2),
+        (["card", "verify", "-", "--allow-origin", "https://a.example/path"], b"{}", 2),
+    ],
+)
+def test_usage_and_input_errors(
+    workdir: Path, args: list[str], stdin: bytes | None, code: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(workdir)
     result = run(*args, stdin=stdin)
     assert result.exit_code == code, result.output

@@ -47,7 +47,9 @@ def test_json_output_is_the_report(runner: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 1
     report = json.loads(result.output)
     assert (report["valid"], report["protocolVersion"], report["flavor"]) == (False, "1.0", "1.0+0.3")
-    assert {"path": "/skills", "rule": "required-field-empty", "severity": "error"}.items() <= report["issues"][0].items()
+    assert {"path": "/skills", "rule": "required-field-empty", "severity": "error"}.items() <= report["issues"][
+        0
+    ].items()
 
 
 def test_standard_input(runner: CliRunner) -> None:
@@ -62,12 +64,14 @@ def test_json_that_is_not_an_object_is_an_invalid_card(runner: CliRunner, tmp_pa
     assert "card-not-object" in result.output
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"name": "x",}', "is not JSON: Expecting property name enclosed in double quotes at line 1"),
-    ("", "is not JSON"),
-])
-def test_input_that_is_not_json_is_a_usage_error(runner: CliRunner, tmp_path: Path, content: str,
-                                                 message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"name": "x",}', "is not JSON: Expecting property name enclosed in double quotes at line 1"),
+        ("", "is not JSON"),
+    ],
+)
+def test_input_that_is_not_json_is_a_usage_error(runner: CliRunner, tmp_path: Path, content: str, message: str) -> None:
     result = runner.invoke(cli, ["card", "validate", write(tmp_path, content)])
     assert result.exit_code == 2
     assert message in result.output

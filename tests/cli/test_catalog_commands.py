@@ -51,7 +51,10 @@ def test_register_failures_exit_non_zero_with_the_reason(registry_url, writer_to
 
 @pytest.mark.parametrize("parallel", ["1", "3"])
 def test_import_jsonl_with_progress_and_per_line_failures(registry_url, writer_token, tmp_path, parallel):
-    lines = [json.dumps({"card": make_card(f"Agent {i}", tags=["bulk"]), "cardUrl": f"https://a{i}.example/c.json"}) for i in range(7)]
+    lines = [
+        json.dumps({"card": make_card(f"Agent {i}", tags=["bulk"]), "cardUrl": f"https://a{i}.example/c.json"})
+        for i in range(7)
+    ]
     lines.insert(3, json.dumps({"card": {"name": "bad"}, "cardUrl": "https://bad.example/c.json"}))
     lines.insert(7, json.dumps({"card": {"name": "bad too"}, "cardUrl": "https://bad2.example/c.json"}))
     path = tmp_path / "cards.jsonl"
@@ -66,7 +69,9 @@ def test_import_jsonl_with_progress_and_per_line_failures(registry_url, writer_t
 
 @pytest.mark.parametrize("output", [[], ["--json"]])
 def test_import_of_an_unreadable_file_says_so_before_reaching_for_the_registry(tmp_path, output):
-    result = run("import", str(tmp_path / "missing.jsonl"), *output, token="adx_x", url="http://127.0.0.1:9")  # nothing listens
+    result = run(
+        "import", str(tmp_path / "missing.jsonl"), *output, token="adx_x", url="http://127.0.0.1:9"
+    )  # nothing listens
     assert result.exit_code == 2, result.output
     assert "cannot read" in result.output and "missing.jsonl" in result.output
 

@@ -19,7 +19,10 @@ def agents(client, auth) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped
     live, broken = SdkAgent(), PlainAgent(raw(500, b"broken", "text/plain"))
     ids = {}
     for key, agent in (("live", live), ("broken", broken)):
-        body = {"card": make_card(f"{key} agent", tags=["cli"], url=agent.rpc_url), "cardUrl": f"{agent.base_url}/card.json"}
+        body = {
+            "card": make_card(f"{key} agent", tags=["cli"], url=agent.rpc_url),
+            "cardUrl": f"{agent.base_url}/card.json",
+        }
         ids[key] = client.post("/v1/agents", json=body, headers=auth).json["id"]
     yield ids
     live.stop()
@@ -55,12 +58,23 @@ def test_search_by_health(registry_url, writer_token, agents):
 
 
 def test_worker_once_probes_everything_due(registry_url, agents, database_url):
-    env = {"AGENTDEX_DATABASE_URL": database_url, "AGENTDEX_SECRET_KEY": "x" * 32, "AGENTDEX_ALLOWED_NETWORKS": "127.0.0.0/8",
-           "AGENTDEX_ALLOW_HTTP": "true", "AGENTDEX_WORKER_THREADS": "2", "AGENTDEX_HEALTH_TIMEOUT": "1"}
+    env = {
+        "AGENTDEX_DATABASE_URL": database_url,
+        "AGENTDEX_SECRET_KEY": "x" * 32,
+        "AGENTDEX_ALLOWED_NETWORKS": "127.0.0.0/8",
+        "AGENTDEX_ALLOW_HTTP": "true",
+        "AGENTDEX_WORKER_THREADS": "2",
+        "AGENTDEX_HEALTH_TIMEOUT": "1",
+    }
     result = run("worker", "--once", "--json", "--job", "health-probe", url=registry_url, env=env)
     assert result.exit_code == 0, result.output
     (report,) = json.loads(result.output)
     assert (report["job"], report["claimed"], report["recorded"]) == ("health-probe", 2, 2)
-    assert json.loads(run("worker", "--once", "--json", "--job", "health-probe", url=registry_url, env=env).output)[0]["claimed"] == 0
+    assert (
+        json.loads(run("worker", "--once", "--json", "--job", "health-probe", url=registry_url, env=env).output)[0][
+            "claimed"
+        ]
+        == 0
+    )
     health = json.loads(run("health", agents["live"], "--json", url=registry_url).output)["health"]
     assert health["state"] == "up"

@@ -46,8 +46,13 @@ class SlowFirstBatch:
                     outer.third_arrived.set()
                 if "line 1" in names and not outer.third_arrived.wait(DEADLINE):
                     outer.first_waited_out = True
-                self._answer({"created": len(items), "failed": 0,
-                              "results": [{"index": i, "agentId": f"id-{i}", "error": None} for i in range(len(items))]})
+                self._answer(
+                    {
+                        "created": len(items),
+                        "failed": 0,
+                        "results": [{"index": i, "agentId": f"id-{i}", "error": None} for i in range(len(items))],
+                    }
+                )
 
             def _answer(self, payload: object) -> None:
                 body = json.dumps(payload).encode()
@@ -70,8 +75,12 @@ def test_a_connection_whose_answer_came_first_sends_the_next_batch_while_the_old
     registry = SlowFirstBatch()
     try:
         lines = tmp_path / "cards.jsonl"
-        lines.write_text("".join(json.dumps({"card": {"name": f"line {n}"}, "cardUrl": f"https://a{n}.example/"}) + "\n"
-                                 for n in range(1, 9)))
+        lines.write_text(
+            "".join(
+                json.dumps({"card": {"name": f"line {n}"}, "cardUrl": f"https://a{n}.example/"}) + "\n"
+                for n in range(1, 9)
+            )
+        )
         summary = import_file(lambda: RegistryClient(registry.url), lines, 2, progress=False, parallel=2)
     finally:
         registry.server.shutdown()

@@ -112,9 +112,25 @@ def test_the_two_processes_of_a_granian_server_have_names_of_their_own_and_conne
     subprocess.run([str(bin_dir / "agentdex"), "db", "upgrade"], env=env, check=True, capture_output=True)
     port = _free_port()
     server = subprocess.Popen(
-        [str(bin_dir / "granian"), "--interface", "wsgi", "--workers", "2", "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning", "--no-access-log", "registry.wsgi:app"],
-        env=env, cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            str(bin_dir / "granian"),
+            "--interface",
+            "wsgi",
+            "--workers",
+            "2",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+            "registry.wsgi:app",
+        ],
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -34,8 +34,12 @@ def test_generate_writes_a_private_pem_and_public_jwk(alg: str, tmp_path: Path) 
 
 def test_generate_with_kid_jwk_format_and_overwrite_protection(tmp_path: Path) -> None:
     out = tmp_path / "key.jwk.json"
-    assert run("keys", "generate", "--alg", "ES256", "--kid", "release-2026", "--format", "jwk",
-               "--out", str(out)).exit_code == 0
+    assert (
+        run(
+            "keys", "generate", "--alg", "ES256", "--kid", "release-2026", "--format", "jwk", "--out", str(out)
+        ).exit_code
+        == 0
+    )
     assert load_signing_key(out.read_bytes()).kid == "release-2026"
     again = run("keys", "generate", "--alg", "ES256", "--format", "jwk", "--out", str(out))
     assert again.exit_code == 2 and "--force" in again.stderr
@@ -44,8 +48,9 @@ def test_generate_with_kid_jwk_format_and_overwrite_protection(tmp_path: Path) -
 
 def test_generate_encrypts_with_a_password_from_the_environment(tmp_path: Path) -> None:
     out = tmp_path / "key.pem"
-    result = run("keys", "generate", "--alg", "EdDSA", "--out", str(out), "--password-env", "KEY_PW",
-                 env={"KEY_PW": "s3cret"})
+    result = run(
+        "keys", "generate", "--alg", "EdDSA", "--out", str(out), "--password-env", "KEY_PW", env={"KEY_PW": "s3cret"}
+    )
     assert result.exit_code == 0, result.output
     assert b"ENCRYPTED PRIVATE KEY" in out.read_bytes()
     assert load_private_key_pem(out.read_bytes(), b"s3cret").algorithm.value == "EdDSA"

@@ -12,8 +12,11 @@ from registry.container import Services
 
 
 def run(services: Services, *args: str, **extra: str) -> Result:
-    env = {"AGENTDEX_DATABASE_URL": services.settings.database_url,
-           "AGENTDEX_SECRET_KEY": services.settings.secret_key, **extra}
+    env = {
+        "AGENTDEX_DATABASE_URL": services.settings.database_url,
+        "AGENTDEX_SECRET_KEY": services.settings.secret_key,
+        **extra,
+    }
     return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
 
 
@@ -28,7 +31,9 @@ def test_rotate_then_list(services: Services) -> None:
     assert rotated.exit_code == 0 and "retired" in rotated.output and "14 days" in rotated.output
     listed = json.loads(run(services, "keys", "list", "--json").output)["items"]
     assert [(k["status"], k["alg"], k["storage"]) for k in listed] == [
-        ("active", "EdDSA", "sealed"), ("retired", "EdDSA", "sealed")]
+        ("active", "EdDSA", "sealed"),
+        ("retired", "EdDSA", "sealed"),
+    ]
     assert listed[1]["kid"] == first and listed[1]["notAfter"]
     human = run(services, "keys", "list").output
     assert f"{first}  EdDSA  retired" in human and "published until" in human

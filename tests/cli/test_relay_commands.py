@@ -58,15 +58,29 @@ def _deliver(services) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_subscribe_push_list_messages_and_replay(services, registry_url, relay_token, agent_id, receiver):
-    made = run("relay", "subscribe", agent_id, "--target", receiver.url, "--target-token", "mine", "--json",
-               url=registry_url, token=relay_token)
+    made = run(
+        "relay",
+        "subscribe",
+        agent_id,
+        "--target",
+        receiver.url,
+        "--target-token",
+        "mine",
+        "--json",
+        url=registry_url,
+        token=relay_token,
+    )
     assert made.exit_code == 0, made.output
     sub = json.loads(made.output)
     human = run("relay", "subscribe", agent_id, "--target", receiver.url, url=registry_url, token=relay_token)
     assert "token: adxr_" in human.output and "/relay/sub_" in human.output
 
-    pushed = requests.post(sub["relayUrl"], json={"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING"}}},
-                           headers={"X-A2A-Notification-Token": sub["relayToken"]}, timeout=10)
+    pushed = requests.post(
+        sub["relayUrl"],
+        json={"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING"}}},
+        headers={"X-A2A-Notification-Token": sub["relayToken"]},
+        timeout=10,
+    )
     assert pushed.status_code == 202
     _deliver(services)
     assert receiver.received[0].headers["x-a2a-notification-token"] == "mine"
@@ -81,21 +95,33 @@ def test_subscribe_push_list_messages_and_replay(services, registry_url, relay_t
     _deliver(services)
     assert [r.webhook_id for r in receiver.received] == [pushed.json()["id"]] * 2
 
-    bulk = run("relay", "replay", "--subscription", sub["id"], "--since", "2020-01-01T00:00:00Z",
-               url=registry_url, token=relay_token)
+    bulk = run(
+        "relay",
+        "replay",
+        "--subscription",
+        sub["id"],
+        "--since",
+        "2020-01-01T00:00:00Z",
+        url=registry_url,
+        token=relay_token,
+    )
     assert bulk.exit_code == 0 and "0 dead-lettered" in bulk.output
 
 
 def test_rotate_delete_and_errors(registry_url, relay_token, agent_id, receiver):
-    sub = json.loads(run("relay", "subscribe", agent_id, "--target", receiver.url, "--json",
-                         url=registry_url, token=relay_token).output)
+    sub = json.loads(
+        run(
+            "relay", "subscribe", agent_id, "--target", receiver.url, "--json", url=registry_url, token=relay_token
+        ).output
+    )
     rotated = run("relay", "rotate", sub["id"], url=registry_url, token=relay_token)
     assert rotated.exit_code == 0 and "old token valid until" in rotated.output
     assert run("relay", "delete", sub["id"], url=registry_url, token=relay_token).exit_code == 0
     missing = run("relay", "messages", sub["id"], url=registry_url, token=relay_token)
     assert missing.exit_code == 1 and "HTTP 404" in missing.output
     assert run("relay", "replay", url=registry_url, token=relay_token).exit_code == 2
-    refused = run("relay", "subscribe", agent_id, "--target", "http://10.0.0.1/hook", url=registry_url, token=relay_token)
+    refused = run(
+        "relay", "subscribe", agent_id, "--target", "http://10.0.0.1/hook", url=registry_url, token=relay_token
+    )
     assert refused.exit_code == 1 and "target_refused" in refused.output
     assert run("relay", "list", url="http://127.0.0.1:9", token=relay_token).exit_code == 4
-

@@ -71,8 +71,10 @@ def test_an_import_request_runs_without_collections_and_leaves_the_collector_on(
             if phase == "start":
                 collections.append(info["generation"])
 
-        items = [{"card": make_card(f"Heap {n}", tags=["heap"]), "cardUrl": f"https://heap{n}.example.com/c.json"}
-                 for n in range(start, start + 300)]
+        items = [
+            {"card": make_card(f"Heap {n}", tags=["heap"]), "cardUrl": f"https://heap{n}.example.com/c.json"}
+            for n in range(start, start + 300)
+        ]
         thresholds = gc.get_threshold()
         gc.set_threshold(100)  # a collection every 100 allocations, while the collector is on
         gc.callbacks.append(note)

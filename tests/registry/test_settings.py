@@ -22,14 +22,16 @@ def test_embedded_default_needs_no_configuration_and_keeps_its_secret(tmp_path, 
 
 
 def test_values_are_parsed_into_types():
-    settings = Settings.from_env({
-        "AGENTDEX_DATABASE_URL": "postgresql+psycopg://u@h/db",
-        "AGENTDEX_SECRET_KEY": "s" * 32,
-        "AGENTDEX_ALLOWED_NETWORKS": "127.0.0.0/8, 10.1.0.0/16",
-        "AGENTDEX_ALLOW_HTTP": "true",
-        "AGENTDEX_PUBLIC_URL": "https://dex.example.com/",
-        "AGENTDEX_MAX_CARD_BYTES": "1000",
-    })
+    settings = Settings.from_env(
+        {
+            "AGENTDEX_DATABASE_URL": "postgresql+psycopg://u@h/db",
+            "AGENTDEX_SECRET_KEY": "s" * 32,
+            "AGENTDEX_ALLOWED_NETWORKS": "127.0.0.0/8, 10.1.0.0/16",
+            "AGENTDEX_ALLOW_HTTP": "true",
+            "AGENTDEX_PUBLIC_URL": "https://dex.example.com/",
+            "AGENTDEX_MAX_CARD_BYTES": "1000",
+        }
+    )
     assert settings.allowed_networks == (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("10.1.0.0/16"))
     assert settings.allow_http is True
     assert settings.public_url == "https://dex.example.com"

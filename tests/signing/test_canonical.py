@@ -23,8 +23,12 @@ from signing import (
 from tests.signing.cards import hybrid, rich_card, v1_cards
 from tests.signing.conftest import TESTDATA, load_json, real_cards
 
-SPEC_EXAMPLE = {"name": "Example Agent", "description": "",
-                "capabilities": {"streaming": False, "pushNotifications": False, "extensions": []}, "skills": []}
+SPEC_EXAMPLE = {
+    "name": "Example Agent",
+    "description": "",
+    "capabilities": {"streaming": False, "pushNotifications": False, "extensions": []},
+    "skills": [],
+}
 
 
 def test_strict_form_reproduces_the_spec_worked_example() -> None:
@@ -35,13 +39,20 @@ def test_strict_form_reproduces_the_spec_worked_example() -> None:
 
 
 def test_sdk_form_removes_empties_but_keeps_false() -> None:
-    assert canonicalize(SPEC_EXAMPLE) == b'{"capabilities":{"pushNotifications":false,"streaming":false},"name":"Example Agent"}'
+    assert (
+        canonicalize(SPEC_EXAMPLE)
+        == b'{"capabilities":{"pushNotifications":false,"streaming":false},"name":"Example Agent"}'
+    )
 
 
 def test_plain_form_is_the_card_without_signatures() -> None:
     card = {**SPEC_EXAMPLE, "x": None, "signatures": [{"protected": "e30", "signature": ""}]}
-    assert canonicalize(card, "plain") == json.dumps(
-        {k: v for k, v in card.items() if k != "signatures"}, sort_keys=True, separators=(",", ":")).encode()
+    assert (
+        canonicalize(card, "plain")
+        == json.dumps(
+            {k: v for k, v in card.items() if k != "signatures"}, sort_keys=True, separators=(",", ":")
+        ).encode()
+    )
 
 
 def test_signatures_are_never_covered_nor_reported() -> None:
@@ -51,19 +62,40 @@ def test_signatures_are_never_covered_nor_reported() -> None:
         assert canonical_payload(signed, form) == canonical_payload(card, form)
 
 
-@pytest.mark.parametrize("file,version", [
-    ("a2a-python__12.json", "1.0"), ("a2a-python__8.json", "1.0"), ("a2a-python__7.json", "1.0"),
-    ("a2a-spec__5.json", "0.3.0"), ("a2a-java__2.json", "0.3.0"), ("a2a-samples__1.json", "0.2.0"),
-    ("a2a-spec__1.json", "0.1.0"), ("a2a-spec__3.json", "0.3.0"), ("a2a-spec__8.json", "1.0"),
-])
+@pytest.mark.parametrize(
+    "file,version",
+    [
+        ("a2a-python__12.json", "1.0"),
+        ("a2a-python__8.json", "1.0"),
+        ("a2a-python__7.json", "1.0"),
+        ("a2a-spec__5.json", "0.3.0"),
+        ("a2a-java__2.json", "0.3.0"),
+        ("a2a-samples__1.json", "0.2.0"),
+        ("a2a-spec__1.json", "0.1.0"),
+        ("a2a-spec__3.json", "0.3.0"),
+        ("a2a-spec__8.json", "1.0"),
+    ],
+)
 def test_protocol_version_detection_on_real_cards(file: str, version: str) -> None:
     assert detect_schema(load_json(TESTDATA / "cards" / file)).version == version
 
 
-@pytest.mark.parametrize("declared,version", [
-    ("0.2.0", "0.2.0"), ("0.2.4", "0.2.0"), ("0.2.5", "0.2.5"), ("0.2.6", "0.2.6"), ("0.2.9", "0.3.0"),
-    ("0.3.0", "0.3.0"), ("0.3.7", "0.3.0"), ("1.0", "1.0"), ("1.2.0", "1.0"), ("0.1", "0.1.0"), ("garbage", "0.3.0"),
-])
+@pytest.mark.parametrize(
+    "declared,version",
+    [
+        ("0.2.0", "0.2.0"),
+        ("0.2.4", "0.2.0"),
+        ("0.2.5", "0.2.5"),
+        ("0.2.6", "0.2.6"),
+        ("0.2.9", "0.3.0"),
+        ("0.3.0", "0.3.0"),
+        ("0.3.7", "0.3.0"),
+        ("1.0", "1.0"),
+        ("1.2.0", "1.0"),
+        ("0.1", "0.1.0"),
+        ("garbage", "0.3.0"),
+    ],
+)
 def test_protocol_version_mapping(declared: str, version: str) -> None:
     assert detect_schema({"protocolVersion": declared, "url": "https://a"}).version == version
 
@@ -96,18 +128,32 @@ def test_unknown_nested_fields_are_dropped_with_json_pointers() -> None:
 
 
 def test_v1_proto_field_names_are_accepted() -> None:
-    snake = {"name": "n", "supported_interfaces": [{"url": "u", "protocol_binding": "JSONRPC"}],
-             "default_input_modes": ["text/plain"]}
-    camel = {"name": "n", "supportedInterfaces": [{"url": "u", "protocolBinding": "JSONRPC"}],
-             "defaultInputModes": ["text/plain"]}
+    snake = {
+        "name": "n",
+        "supported_interfaces": [{"url": "u", "protocol_binding": "JSONRPC"}],
+        "default_input_modes": ["text/plain"],
+    }
+    camel = {
+        "name": "n",
+        "supportedInterfaces": [{"url": "u", "protocolBinding": "JSONRPC"}],
+        "defaultInputModes": ["text/plain"],
+    }
     assert canonicalize(snake) == canonicalize(camel)
     assert canonical_payload(snake).uncovered == ()
 
 
 def test_v1_defaults_follow_protojson_presence() -> None:
-    card = {"supportedInterfaces": [], "capabilities": {"streaming": False, "extensions": [
-        {"uri": "u", "required": False}]}, "securitySchemes": {"o": {"oauth2SecurityScheme": {"flows": {
-            "authorizationCode": {"authorizationUrl": "a", "tokenUrl": "t", "pkceRequired": False}}}}}}
+    card = {
+        "supportedInterfaces": [],
+        "capabilities": {"streaming": False, "extensions": [{"uri": "u", "required": False}]},
+        "securitySchemes": {
+            "o": {
+                "oauth2SecurityScheme": {
+                    "flows": {"authorizationCode": {"authorizationUrl": "a", "tokenUrl": "t", "pkceRequired": False}}
+                }
+            }
+        },
+    }
     sdk = json.loads(canonicalize(card))
     assert sdk["capabilities"] == {"streaming": False, "extensions": [{"uri": "u"}]}  # `required` has no presence
     assert "pkceRequired" not in json.dumps(sdk)
@@ -116,7 +162,10 @@ def test_v1_defaults_follow_protojson_presence() -> None:
 
 
 def test_struct_numbers_are_doubles_in_v1_cards() -> None:
-    card = {"supportedInterfaces": [], "capabilities": {"extensions": [{"uri": "u", "params": {"big": 2**60, "f": 1.0}}]}}
+    card = {
+        "supportedInterfaces": [],
+        "capabilities": {"extensions": [{"uri": "u", "params": {"big": 2**60, "f": 1.0}}]},
+    }
     assert b'"big":1152921504606847000' in canonicalize(card)
     assert b'"f":1}' in canonicalize(card)
     with pytest.raises(CanonicalizationError):
@@ -124,9 +173,14 @@ def test_struct_numbers_are_doubles_in_v1_cards() -> None:
 
 
 def test_v0_security_schemes_are_reduced_by_their_type() -> None:
-    card = {"protocolVersion": "0.3.0", "url": "https://a", "securitySchemes": {
-        "k": {"type": "apiKey", "in": "header", "name": "X", "flows": {"x": 1}},
-        "o": {"type": "oauth2", "flows": {"implicit": {"authorizationUrl": "a", "scopes": {}}}, "in": "query"}}}
+    card = {
+        "protocolVersion": "0.3.0",
+        "url": "https://a",
+        "securitySchemes": {
+            "k": {"type": "apiKey", "in": "header", "name": "X", "flows": {"x": 1}},
+            "o": {"type": "oauth2", "flows": {"implicit": {"authorizationUrl": "a", "scopes": {}}}, "in": "query"},
+        },
+    }
     payload = canonical_payload(card)
     assert set(payload.uncovered) == {"/securitySchemes/k/flows", "/securitySchemes/o/in"}
 
@@ -156,8 +210,9 @@ def _shuffled(value: Any, rng: random.Random) -> Any:
 
 @settings(max_examples=60, deadline=None)
 @given(v1_cards(), st.sampled_from(list(CanonicalForm)), st.randoms(use_true_random=False))
-def test_canonicalization_is_idempotent_and_ignores_key_order(card: dict[str, Any], form: CanonicalForm,
-                                                             rng: random.Random) -> None:
+def test_canonicalization_is_idempotent_and_ignores_key_order(
+    card: dict[str, Any], form: CanonicalForm, rng: random.Random
+) -> None:
     data = canonicalize(card, form)
     assert canonicalize(_shuffled(copy.deepcopy(card), rng), form) == data
     # Integers of 2**53 and beyond in canonical text are doubles (JSON numbers): parse them so.

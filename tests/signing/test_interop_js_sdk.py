@@ -28,14 +28,31 @@ from tests.support.js_sdk import js_payloads, js_signed, js_verifies
 def tricky_card() -> dict[str, Any]:
     card = rich_card()
     card["capabilities"]["extensions"][0]["params"].update(
-        {"int": 7, "big": 2**53, "float": 0.1 + 0.2, "exp": 1e-9, "emoji": "😂 דּ", "😂": "astral key",
-         "דּ": "bmp key", "ctl": "\u0007\u007f\u2028", "empty": "", "none": None, "no": False, "zero": 0})
+        {
+            "int": 7,
+            "big": 2**53,
+            "float": 0.1 + 0.2,
+            "exp": 1e-9,
+            "emoji": "😂 דּ",
+            "😂": "astral key",
+            "דּ": "bmp key",
+            "ctl": "\u0007\u007f\u2028",
+            "empty": "",
+            "none": None,
+            "no": False,
+            "zero": 0,
+        }
+    )
     return card
 
 
 def test_payloads_are_byte_identical_to_the_js_sdk() -> None:
-    cards = [card for _, card in CONSISTENT_V1_CARDS] + [rich_card(), hybrid(rich_card()), dual_version_card(),
-                                                        tricky_card()]
+    cards = [card for _, card in CONSISTENT_V1_CARDS] + [
+        rich_card(),
+        hybrid(rich_card()),
+        dual_version_card(),
+        tricky_card(),
+    ]
     ours = [canonicalize(card) for card in cards]
     assert ours == js_payloads(cards)
 
@@ -54,5 +71,9 @@ def test_cards_signed_by_the_js_sdk_verify_with_agentdex(alg: str, keys: dict[st
     result = verify_card(js_signed(dual_version_card(), key), StaticKeyResolver([key.public]))
     assert result.ok, result.to_dict()
     (signature,) = result.signatures
-    assert (signature.outcome, signature.kid, signature.alg, signature.form) == (Outcome.VALID, key.kid, alg,
-                                                                                 CanonicalForm.SDK)
+    assert (signature.outcome, signature.kid, signature.alg, signature.form) == (
+        Outcome.VALID,
+        key.kid,
+        alg,
+        CanonicalForm.SDK,
+    )

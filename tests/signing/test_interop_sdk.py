@@ -39,8 +39,9 @@ def sdk_payload(card: dict[str, Any]) -> bytes:
 
 
 def sdk_sign(proto: AgentCard, key: SigningKey, **header: str) -> AgentCard:
-    signer = create_agent_card_signer(PyJWK(private_jwk(key)), {"alg": key.algorithm.value, "kid": key.kid,
-                                                                 "typ": "JOSE", **header})  # type: ignore[typeddict-item]
+    signer = create_agent_card_signer(
+        PyJWK(private_jwk(key)), {"alg": key.algorithm.value, "kid": key.kid, "typ": "JOSE", **header}
+    )  # type: ignore[typeddict-item]
     return signer(proto)
 
 
@@ -53,13 +54,15 @@ def sdk_verify(card: dict[str, Any], key: SigningKey) -> None:
 def dual_version_card() -> dict[str, Any]:
     """A v1.0 card that also offers a 0.3 interface, so the SDK's server serves 0.3 compatibility fields."""
     card = rich_card()
-    card["supportedInterfaces"].append({"url": "https://meteo.example.com/a2a/v03", "protocolBinding": "JSONRPC",
-                                        "protocolVersion": "0.3"})
+    card["supportedInterfaces"].append(
+        {"url": "https://meteo.example.com/a2a/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+    )
     return card
 
 
-V1_REAL_CARDS = [(name, card) for name, card in real_cards()
-                 if "supportedInterfaces" in card or "supported_interfaces" in card]
+V1_REAL_CARDS = [
+    (name, card) for name, card in real_cards() if "supportedInterfaces" in card or "supported_interfaces" in card
+]
 
 
 @pytest.mark.parametrize("alg", CARD_ALGS)
@@ -71,14 +74,19 @@ def test_cards_signed_by_agentdex_verify_with_the_sdk(alg: str, keys: dict[str, 
 @pytest.mark.parametrize("alg", CARD_ALGS)
 def test_cards_signed_by_the_sdk_verify_with_agentdex(alg: str, keys: dict[str, SigningKey]) -> None:
     key = keys[alg]
-    proto = sdk_sign(ParseDict(dual_version_card(), AgentCard(), ignore_unknown_fields=True), key,
-                     jku="https://x.example/jwks")
+    proto = sdk_sign(
+        ParseDict(dual_version_card(), AgentCard(), ignore_unknown_fields=True), key, jku="https://x.example/jwks"
+    )
     for served in (MessageToDict(proto), agent_card_to_dict(proto)):
         result = verify_card(served, StaticKeyResolver([key.public]))
         assert result.ok, result.to_dict()
         (signature,) = result.signatures
         assert (signature.outcome, signature.kid, signature.alg, signature.form) == (
-            Outcome.VALID, key.kid, alg, CanonicalForm.SDK)
+            Outcome.VALID,
+            key.kid,
+            alg,
+            CanonicalForm.SDK,
+        )
 
 
 def test_the_sdk_served_card_is_reduced_to_its_v1_fields(keys: dict[str, SigningKey]) -> None:
@@ -107,16 +115,32 @@ def test_the_inconsistent_hybrid_card_is_the_one_known_payload_difference() -> N
     card = dict(V1_REAL_CARDS)[INCONSISTENT_HYBRID]
     ours, theirs = json.loads(canonicalize(card)), json.loads(sdk_payload(card))
     assert "securitySchemes" not in ours  # its 0.3-shaped schemes are not v1.0 SecuritySchemes
-    assert theirs.pop("securitySchemes") == {"google": {"openIdConnectSecurityScheme": {
-        "openIdConnectUrl": "https://accounts.google.com/.well-known/openid-configuration"}}}
+    assert theirs.pop("securitySchemes") == {
+        "google": {
+            "openIdConnectSecurityScheme": {
+                "openIdConnectUrl": "https://accounts.google.com/.well-known/openid-configuration"
+            }
+        }
+    }
     assert ours == theirs
 
 
 def test_payloads_are_byte_identical_for_non_ascii_text_and_numbers_in_extension_params() -> None:
     card = rich_card()
     card["capabilities"]["extensions"][0]["params"].update(
-        {"int": 7, "big": 2**60, "huge": 10**30, "float": 0.1 + 0.2, "neg0": -0.0, "exp": 1e-9, "emoji": "😂 דּ",
-         "😂": "astral key", "דּ": "bmp key", "ctl": "\u0007\u007f\u2028"})
+        {
+            "int": 7,
+            "big": 2**60,
+            "huge": 10**30,
+            "float": 0.1 + 0.2,
+            "neg0": -0.0,
+            "exp": 1e-9,
+            "emoji": "😂 דּ",
+            "😂": "astral key",
+            "דּ": "bmp key",
+            "ctl": "\u0007\u007f\u2028",
+        }
+    )
     assert canonicalize(card) == sdk_payload(card)
 
 

@@ -65,8 +65,11 @@ def test_nesting_is_bounded_not_a_crash() -> None:
         canonicalize({"name": "x", "capabilities": {"extensions": [{"params": {"p": deep}}]}})
 
 
-astral_keys = st.dictionaries(st.text(st.characters(min_codepoint=0xD7F0, max_codepoint=0x1F700,
-                                                    exclude_categories=("Cs",)), max_size=3), json_values, max_size=4)
+astral_keys = st.dictionaries(
+    st.text(st.characters(min_codepoint=0xD7F0, max_codepoint=0x1F700, exclude_categories=("Cs",)), max_size=3),
+    json_values,
+    max_size=4,
+)
 
 
 @settings(max_examples=150, deadline=None)

@@ -70,21 +70,24 @@ def test_rfc7515_json_serializations_verify_with_unprotected_kid(section: str) -
     signatures = document.get("signatures") or [document]
     for entry in signatures:
         header = parse_header(entry["protected"], entry["header"])
-        assert verifies(entry["protected"], document["payload"], entry["signature"], keys_by_kid[header.kid],
-                        entry["header"])
+        assert verifies(
+            entry["protected"], document["payload"], entry["signature"], keys_by_kid[header.kid], entry["header"]
+        )
 
 
 def test_rfc8037_ed25519_verifies_resigns_and_thumbprints() -> None:
     signing = RFC8037["A.4_signing"]
-    assert verifies(signing["protected_b64u"], signing["payload_b64u"], signing["signature_b64u"],
-                    RFC8037["A.2_public_key_jwk"])
+    assert verifies(
+        signing["protected_b64u"], signing["payload_b64u"], signing["signature_b64u"], RFC8037["A.2_public_key_jwk"]
+    )
     assert resign(RFC8037["A.1_private_key_jwk"], "EdDSA", signing["signing_input"]) == signing["signature_b64u"]
     assert thumbprint(RFC8037["A.2_public_key_jwk"]) == RFC8037["A.3_thumbprint"]["thumbprint_b64u"]
     assert thumbprint(RFC8037["A.1_private_key_jwk"]) == RFC8037["A.3_thumbprint"]["thumbprint_b64u"]
 
 
-@pytest.mark.parametrize("name", ["4_1.rsa_v15_signature", "4_2.rsa-pss_signature", "4_3.ecdsa_signature",
-                                  "../curve25519/jws"])
+@pytest.mark.parametrize(
+    "name", ["4_1.rsa_v15_signature", "4_2.rsa-pss_signature", "4_3.ecdsa_signature", "../curve25519/jws"]
+)
 def test_cookbook_asymmetric_signatures(name: str) -> None:
     vector = load_json(COOKBOOK / "jws" / f"{name}.json")
     signing, key = vector["signing"], vector["input"]["key"]
@@ -111,8 +114,14 @@ def test_cookbook_multiple_signatures_verify_and_hmac_is_refused() -> None:
         parse_header(third["protected"], third.get("header"))
 
 
-@pytest.mark.parametrize("name", ["4_4.hmac-sha2_integrity_protection", "4_5.signature_with_detached_content",
-                                  "4_6.protecting_specific_header_fields"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "4_4.hmac-sha2_integrity_protection",
+        "4_5.signature_with_detached_content",
+        "4_6.protecting_specific_header_fields",
+    ],
+)
 def test_cookbook_hmac_vectors_are_refused(name: str) -> None:
     vector = load_json(COOKBOOK / "jws" / f"{name}.json")
     with pytest.raises(UnsupportedSignatureError, match="HMAC"):
@@ -129,13 +138,18 @@ def test_unencoded_payload_vectors_are_refused(name: str) -> None:
 
 
 def test_b64_false_and_crit_are_refused_even_with_an_asymmetric_alg() -> None:
-    for header in (b'{"alg":"ES256","b64":false,"crit":["b64"]}', b'{"alg":"ES256","crit":["exp"]}',
-                   b'{"alg":"ES256","b64":false}'):
+    for header in (
+        b'{"alg":"ES256","b64":false,"crit":["b64"]}',
+        b'{"alg":"ES256","crit":["exp"]}',
+        b'{"alg":"ES256","b64":false}',
+    ):
         with pytest.raises(UnsupportedSignatureError):
             parse_header(b64url_encode(header))
 
 
-@pytest.mark.parametrize("name", ["3_1.ec_public_key", "3_2.ec_private_key", "3_3.rsa_public_key", "3_4.rsa_private_key"])
+@pytest.mark.parametrize(
+    "name", ["3_1.ec_public_key", "3_2.ec_private_key", "3_3.rsa_public_key", "3_4.rsa_private_key"]
+)
 def test_cookbook_keys_load(name: str) -> None:
     jwk = load_json(COOKBOOK / "jwk" / f"{name}.json")
     key = load_public_jwk(jwk)

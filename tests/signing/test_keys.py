@@ -33,8 +33,13 @@ from signing import (
 )
 from tests.signing.conftest import CARD_ALGS
 
-KEY_TYPES = {"EdDSA": KeyType.ED25519, "ES256": KeyType.P256, "ES384": KeyType.P384, "PS256": KeyType.RSA,
-             "RS256": KeyType.RSA}
+KEY_TYPES = {
+    "EdDSA": KeyType.ED25519,
+    "ES256": KeyType.P256,
+    "ES384": KeyType.P384,
+    "PS256": KeyType.RSA,
+    "RS256": KeyType.RSA,
+}
 PRIVATE_MEMBERS = {"d", "p", "q", "dp", "dq", "qi"}
 
 
@@ -77,12 +82,14 @@ def test_wrong_or_missing_password_is_an_actionable_key_format_error(keys: dict[
 
 def test_pem_without_metadata_gets_thumbprint_kid_and_default_alg() -> None:
     private = ec.generate_private_key(ec.SECP384R1())
-    pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                                serialization.NoEncryption())
+    pem = private.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    )
     key = load_private_key_pem(pem)
     assert key.algorithm is Algorithm.ES384 and key.kid == key.public.thumbprint
-    public_pem = private.public_key().public_bytes(serialization.Encoding.PEM,
-                                                   serialization.PublicFormat.SubjectPublicKeyInfo)
+    public_pem = private.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
     public = load_public_key_pem(public_pem)
     assert public.kid is None and public.algorithms == frozenset({Algorithm.ES384})
 
@@ -112,15 +119,21 @@ def test_public_jwks_has_no_private_members(keys: dict[str, SigningKey]) -> None
     assert all(not PRIVATE_MEMBERS & jwk.keys() and jwk["use"] == "sig" for jwk in jwks["keys"])
 
 
-@pytest.mark.parametrize("jwk,needle", [
-    ({"kty": "oct", "k": "AAAA"}, "symmetric"),
-    ({"kty": "EC", "crv": "P-256", "x": "AAAA", "y": "AAAA"}, "invalid EC JWK"),
-    ({"kty": "OKP", "crv": "X25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}, "cannot sign JWS"),
-    ({"kty": "RSA"}, "invalid RSA JWK"),
-    ({"kty": "dragon"}, "unsupported JWK kty"),
-    ({"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "use": "enc"}, "use"),
-    ({"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "key_ops": ["sign"]}, "key_ops"),
-])
+@pytest.mark.parametrize(
+    "jwk,needle",
+    [
+        ({"kty": "oct", "k": "AAAA"}, "symmetric"),
+        ({"kty": "EC", "crv": "P-256", "x": "AAAA", "y": "AAAA"}, "invalid EC JWK"),
+        ({"kty": "OKP", "crv": "X25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}, "cannot sign JWS"),
+        ({"kty": "RSA"}, "invalid RSA JWK"),
+        ({"kty": "dragon"}, "unsupported JWK kty"),
+        ({"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "use": "enc"}, "use"),
+        (
+            {"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "key_ops": ["sign"]},
+            "key_ops",
+        ),
+    ],
+)
 def test_unusable_jwks_are_refused(jwk: dict, needle: str) -> None:
     with pytest.raises(KeyFormatError, match=needle):
         load_public_jwk(jwk)
@@ -134,10 +147,15 @@ def test_jwk_alg_must_fit_the_key() -> None:
 
 def test_verification_keys_from_any_key_file(keys: dict[str, SigningKey]) -> None:
     key = keys["ES256"]
-    public_pem = key.private_key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                           serialization.PublicFormat.SubjectPublicKeyInfo)
-    for data in (save_private_key_pem(key), public_pem, json.dumps(public_jwk(key)).encode(),
-                 json.dumps(public_jwks([key])).encode()):
+    public_pem = key.private_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    for data in (
+        save_private_key_pem(key),
+        public_pem,
+        json.dumps(public_jwk(key)).encode(),
+        json.dumps(public_jwks([key])).encode(),
+    ):
         (loaded,) = load_verification_keys(data).keys
         assert loaded.thumbprint == key.public.thumbprint
     for garbage in (b"", b"not a key", b"[1,2]", b"-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"):

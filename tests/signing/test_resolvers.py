@@ -68,7 +68,10 @@ def test_jku_is_followed_only_from_an_allowed_origin(card_server: CardServer, ke
     url = card_server.serve_json("/jwks.json", public_jwks([keys["EdDSA"]]))
     signed = sign_card(rich_card(1), keys["EdDSA"], jku=url)
     refused = verify_card(signed, JwksUrlResolver(allowed_origins=["https://agent.example"], unsafe=UNSAFE))
-    assert refused.signatures[0].outcome is Outcome.KEY_NOT_FOUND and "not an allowed origin" in refused.signatures[0].detail
+    assert (
+        refused.signatures[0].outcome is Outcome.KEY_NOT_FOUND
+        and "not an allowed origin" in refused.signatures[0].detail
+    )
     assert jwks_requests(card_server) == 0
     default = verify_card(signed, JwksUrlResolver(allowed_origins=["https://agent.example"]))
     assert "not https" in default.signatures[0].detail and jwks_requests(card_server) == 0
@@ -76,8 +79,9 @@ def test_jku_is_followed_only_from_an_allowed_origin(card_server: CardServer, ke
     assert followed.ok and jwks_requests(card_server) == 1
 
 
-def test_jwks_is_cached_and_refetched_once_for_an_unknown_kid(card_server: CardServer,
-                                                              keys: dict[str, SigningKey]) -> None:
+def test_jwks_is_cached_and_refetched_once_for_an_unknown_kid(
+    card_server: CardServer, keys: dict[str, SigningKey]
+) -> None:
     old, new = keys["EdDSA"], keys["ES256"]
     url = card_server.serve_json("/jwks.json", public_jwks([old]))
     clock = Clock()
@@ -98,12 +102,19 @@ def test_jwks_is_cached_and_refetched_once_for_an_unknown_kid(card_server: CardS
     assert jwks_requests(card_server) == 3  # TTL expired
 
 
-@pytest.mark.parametrize("status,body,needle", [
-    (404, b"{}", "HTTP 404"), (302, b"", "HTTP 302"), (200, b"not json", "neither PEM nor JSON"),
-    (200, b'{"no": "keys"}', '"keys" list'), (200, b"x" * 300_000, "larger than"),
-])
-def test_fetch_failures_are_key_not_found_with_the_reason(card_server: CardServer, keys: dict[str, SigningKey],
-                                                           status: int, body: bytes, needle: str) -> None:
+@pytest.mark.parametrize(
+    "status,body,needle",
+    [
+        (404, b"{}", "HTTP 404"),
+        (302, b"", "HTTP 302"),
+        (200, b"not json", "neither PEM nor JSON"),
+        (200, b'{"no": "keys"}', '"keys" list'),
+        (200, b"x" * 300_000, "larger than"),
+    ],
+)
+def test_fetch_failures_are_key_not_found_with_the_reason(
+    card_server: CardServer, keys: dict[str, SigningKey], status: int, body: bytes, needle: str
+) -> None:
     url = card_server.serve_raw("/jwks.json", body, status=status, headers={"Location": "https://evil.example/"})
     result = verify_card(sign_card(rich_card(1), keys["EdDSA"]), JwksUrlResolver([url], unsafe=UNSAFE))
     assert result.signatures[0].outcome is Outcome.KEY_NOT_FOUND and needle in result.signatures[0].detail
@@ -149,7 +160,8 @@ def test_an_injected_fetcher_is_used_and_its_errors_reported(keys: dict[str, Sig
 
 
 def test_an_empty_jwks_is_never_cached_and_a_failed_fetch_keeps_the_last_good_set(
-        card_server: CardServer, keys: dict[str, SigningKey]) -> None:
+    card_server: CardServer, keys: dict[str, SigningKey]
+) -> None:
     key = keys["EdDSA"]
     url = card_server.serve_json("/jwks.json", {"keys": []})
     clock = Clock()
@@ -171,8 +183,9 @@ def test_an_empty_jwks_is_never_cached_and_a_failed_fetch_keeps_the_last_good_se
     assert jwks_requests(card_server) == 4
 
 
-def test_refetches_for_unknown_kids_happen_at_most_once_a_minute(card_server: CardServer,
-                                                                 keys: dict[str, SigningKey]) -> None:
+def test_refetches_for_unknown_kids_happen_at_most_once_a_minute(
+    card_server: CardServer, keys: dict[str, SigningKey]
+) -> None:
     url = card_server.serve_json("/jwks.json", public_jwks([keys["EdDSA"]]))
     clock = Clock()
     resolver = JwksUrlResolver([url], cache=JwksCache(RequestsJwksFetcher(timeout=2.0), clock=clock), unsafe=UNSAFE)
@@ -191,14 +204,20 @@ def test_resolvers_share_a_cache(card_server: CardServer, keys: dict[str, Signin
     cache = JwksCache(RequestsJwksFetcher(timeout=2.0))
     signed = sign_card(rich_card(1), keys["ES256"], jku=url)
     for _ in range(3):  # one resolver per card policy (its own allowed origins), one cache
-        assert verify_card(signed, JwksUrlResolver(allowed_origins=[card_server.base_url], cache=cache, unsafe=UNSAFE)).ok
+        assert verify_card(
+            signed, JwksUrlResolver(allowed_origins=[card_server.base_url], cache=cache, unsafe=UNSAFE)
+        ).ok
     assert jwks_requests(card_server) == 1
 
 
 def test_plain_http_to_any_host_only_under_the_explicit_option() -> None:
     with pytest.raises(UnsafeUrlError):
         JwksUrlResolver(["http://keys.example/jwks.json"], unsafe=UNSAFE)
-    resolver = JwksUrlResolver(["http://keys.example/jwks.json"], allowed_origins=["http://keys.example"],
-                               unsafe=UnsafeHttpAnyHost(), fetcher=lambda url: b'{"keys": []}')
+    resolver = JwksUrlResolver(
+        ["http://keys.example/jwks.json"],
+        allowed_origins=["http://keys.example"],
+        unsafe=UnsafeHttpAnyHost(),
+        fetcher=lambda url: b'{"keys": []}',
+    )
     (lookup,) = resolver.resolve("k", None)
     assert "no usable key" in lookup.problems[0]

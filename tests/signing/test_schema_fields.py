@@ -16,7 +16,8 @@ SCHEMAS = SHARED / "a2a" / "schemas"
 def test_generated_tables_are_up_to_date() -> None:
     committed = Path(schema_fields.__file__).read_text(encoding="utf-8")
     assert _generate_schema_fields.render(SCHEMAS) == committed, (
-        "regenerate: python -m signing._generate_schema_fields ../shared/a2a/schemas > signing/schema_fields.py")
+        "regenerate: python -m signing._generate_schema_fields ../shared/a2a/schemas > signing/schema_fields.py"
+    )
 
 
 def test_v1_flags_agree_with_the_field_presence_table() -> None:

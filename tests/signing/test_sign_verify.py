@@ -40,13 +40,22 @@ def header_of(signature: dict[str, Any]) -> dict[str, Any]:
 def test_sign_then_verify_every_algorithm(alg: str, keys: dict[str, SigningKey]) -> None:
     key = keys[alg]
     signed = sign_card(rich_card(), key, jku="https://meteo.example.com/.well-known/jwks.json")
-    assert header_of(signed["signatures"][0]) == {"alg": alg, "kid": key.kid, "typ": "JOSE",
-                                                  "jku": "https://meteo.example.com/.well-known/jwks.json"}
+    assert header_of(signed["signatures"][0]) == {
+        "alg": alg,
+        "kid": key.kid,
+        "typ": "JOSE",
+        "jku": "https://meteo.example.com/.well-known/jwks.json",
+    }
     result = verify_card(signed, StaticKeyResolver([key.public], source="trust-store"))
     assert result.ok
     (signature,) = result.signatures
     assert (signature.outcome, signature.kid, signature.alg, signature.key_source, signature.form) == (
-        Outcome.VALID, key.kid, alg, "trust-store", CanonicalForm.SDK)
+        Outcome.VALID,
+        key.kid,
+        alg,
+        "trust-store",
+        CanonicalForm.SDK,
+    )
     assert signature.key_thumbprint == key.public.thumbprint
 
 
@@ -91,8 +100,12 @@ def test_a_card_without_signatures_fails_every_policy(keys: dict[str, SigningKey
 
 
 def test_header_extras_and_unprotected_header(keys: dict[str, SigningKey]) -> None:
-    signed = sign_card(rich_card(), keys["EdDSA"], header_extras={"x-release": "2026.11"},
-                       unprotected_header={"note": "release pipeline"})
+    signed = sign_card(
+        rich_card(),
+        keys["EdDSA"],
+        header_extras={"x-release": "2026.11"},
+        unprotected_header={"note": "release pipeline"},
+    )
     assert header_of(signed["signatures"][0])["x-release"] == "2026.11"
     assert signed["signatures"][0]["header"] == {"note": "release pipeline"}
     assert verify_card(signed, StaticKeyResolver([keys["EdDSA"].public])).ok
@@ -142,7 +155,7 @@ def test_any_single_byte_change_to_the_signed_content_fails(data: st.DataObject)
     # JSON; one that does not is not a card a verifier could be handed).
     position = data.draw(st.integers(0, len(payload) - 1), label="position")
     byte = data.draw(st.sampled_from(PRINTABLE).filter(lambda b: b != payload[position]), label="byte")
-    changed = payload[:position] + bytes([byte]) + payload[position + 1:]
+    changed = payload[:position] + bytes([byte]) + payload[position + 1 :]
     try:
         tampered = json.loads(changed)
     except ValueError:

@@ -56,34 +56,43 @@ def test_the_spec_sample_signature_is_key_not_found_never_valid(file: str) -> No
     assert signature.outcome is Outcome.INVALID
 
 
-@pytest.mark.parametrize("entry,needle", [
-    ("not an object", "JSON object"),
-    ({"signature": "AA"}, "base64url"),
-    ({"protected": "e30=", "signature": "AA"}, "base64url"),
-    ({"protected": b64("not json"), "signature": "AA"}, "not UTF-8 JSON"),
-    ({"protected": b64(b"\xff\xfe"), "signature": "AA"}, "not UTF-8 JSON"),
-    ({"protected": b64("[1]"), "signature": "AA"}, "not a JSON object"),
-    ({"protected": b64('{"kid":"k"}'), "signature": "AA"}, "no alg"),
-    ({"protected": b64('{"alg":"ES256","alg":"ES256"}'), "signature": "AA"}, "repeats"),
-    ({"protected": b64('{"alg":"ES256","kid":7}'), "signature": "AA"}, "kid"),
-    ({"protected": b64('{"alg":"ES256"}'), "signature": "###"}, "base64url"),
-    ({"protected": b64('{"alg":"ES256"}'), "signature": "A" * 5000}, "longer than"),
-    ({"protected": b64('{"alg":"ES256","x":"' + "a" * 5000 + '"}'), "signature": "AA"}, "longer than"),
-    ({"protected": b64('{"alg":"ES256"}'), "header": {"alg": "EdDSA"}, "signature": "AA"}, "both protected"),
-    ({"protected": b64('{"kid":"k"}'), "header": {"alg": "EdDSA"}, "signature": "AA"}, "protected header"),
-    ({"protected": b64('{"alg":"ES256"}'), "header": [], "signature": "AA"}, "unprotected header"),
-    ({"protected": b64('{"alg":"ES256","crit":[]}'), "signature": "AA"}, "crit"),
-])
+@pytest.mark.parametrize(
+    "entry,needle",
+    [
+        ("not an object", "JSON object"),
+        ({"signature": "AA"}, "base64url"),
+        ({"protected": "e30=", "signature": "AA"}, "base64url"),
+        ({"protected": b64("not json"), "signature": "AA"}, "not UTF-8 JSON"),
+        ({"protected": b64(b"\xff\xfe"), "signature": "AA"}, "not UTF-8 JSON"),
+        ({"protected": b64("[1]"), "signature": "AA"}, "not a JSON object"),
+        ({"protected": b64('{"kid":"k"}'), "signature": "AA"}, "no alg"),
+        ({"protected": b64('{"alg":"ES256","alg":"ES256"}'), "signature": "AA"}, "repeats"),
+        ({"protected": b64('{"alg":"ES256","kid":7}'), "signature": "AA"}, "kid"),
+        ({"protected": b64('{"alg":"ES256"}'), "signature": "###"}, "base64url"),
+        ({"protected": b64('{"alg":"ES256"}'), "signature": "A" * 5000}, "longer than"),
+        ({"protected": b64('{"alg":"ES256","x":"' + "a" * 5000 + '"}'), "signature": "AA"}, "longer than"),
+        ({"protected": b64('{"alg":"ES256"}'), "header": {"alg": "EdDSA"}, "signature": "AA"}, "both protected"),
+        ({"protected": b64('{"kid":"k"}'), "header": {"alg": "EdDSA"}, "signature": "AA"}, "protected header"),
+        ({"protected": b64('{"alg":"ES256"}'), "header": [], "signature": "AA"}, "unprotected header"),
+        ({"protected": b64('{"alg":"ES256","crit":[]}'), "signature": "AA"}, "crit"),
+    ],
+)
 def test_malformed_signatures(entry: Any, needle: str) -> None:
     signature = outcome_of(entry)
     assert signature.outcome is Outcome.MALFORMED and needle in signature.detail
 
 
-@pytest.mark.parametrize("header,needle", [
-    ({"alg": "none"}, "none"), ({"alg": "HS256"}, "HMAC"), ({"alg": "ES999"}, "not supported"),
-    ({"alg": "ES256", "crit": ["exp"], "exp": 1}, "crit"), ({"alg": "ES256", "b64": False, "crit": ["b64"]}, "crit"),
-    ({"alg": "EdDSA", "b64": False}, "b64"),
-])
+@pytest.mark.parametrize(
+    "header,needle",
+    [
+        ({"alg": "none"}, "none"),
+        ({"alg": "HS256"}, "HMAC"),
+        ({"alg": "ES999"}, "not supported"),
+        ({"alg": "ES256", "crit": ["exp"], "exp": 1}, "crit"),
+        ({"alg": "ES256", "b64": False, "crit": ["b64"]}, "crit"),
+        ({"alg": "EdDSA", "b64": False}, "b64"),
+    ],
+)
 def test_refused_headers_are_unsupported(header: dict[str, Any], needle: str) -> None:
     signature = outcome_of({"protected": b64(json.dumps({**header, "kid": "k"})), "signature": "AA"})
     assert signature.outcome is Outcome.UNSUPPORTED and needle in signature.detail
@@ -92,8 +101,9 @@ def test_refused_headers_are_unsupported(header: dict[str, Any], needle: str) ->
 
 def test_alg_outside_the_policy_is_unsupported(keys: dict[str, SigningKey]) -> None:
     signed = sign_card(rich_card(1), keys["RS256"])
-    signature = outcome_of(signed["signatures"][0], StaticKeyResolver([keys["RS256"].public]),
-                           algorithms=frozenset({"EdDSA", "ES256"}))
+    signature = outcome_of(
+        signed["signatures"][0], StaticKeyResolver([keys["RS256"].public]), algorithms=frozenset({"EdDSA", "ES256"})
+    )
     assert signature.outcome is Outcome.UNSUPPORTED and "policy" in signature.detail
 
 
@@ -138,9 +148,13 @@ def test_chain_stops_at_the_first_source_that_verifies(keys: dict[str, SigningKe
             yield from self.resolver.resolve(kid, jku)
 
     key = keys["EdDSA"]
-    chain = ChainResolver([Recording("empty", StaticKeyResolver([], "empty")),
-                           Recording("pinned", StaticKeyResolver([key.public], "pinned")),
-                           Recording("never", StaticKeyResolver([key.public], "never"))])
+    chain = ChainResolver(
+        [
+            Recording("empty", StaticKeyResolver([], "empty")),
+            Recording("pinned", StaticKeyResolver([key.public], "pinned")),
+            Recording("never", StaticKeyResolver([key.public], "never")),
+        ]
+    )
     (signature,) = verify_card(sign_card(rich_card(1), key), chain).signatures
     assert signature.key_source == "pinned" and consulted == ["empty", "pinned"]
 
@@ -150,12 +164,24 @@ def test_signatures_with_a_non_list_container_are_a_card_format_error() -> None:
         verify_card({"name": "x", "signatures": "AA.BB"}, StaticKeyResolver([]))
 
 
-entries = st.one_of(json_values, st.fixed_dictionaries({}, optional={
-    "protected": st.one_of(st.text(max_size=40), st.builds(lambda v: b64(json.dumps(v)), json_values),
-                           st.builds(lambda v: b64(json.dumps({"alg": "ES256", **v})), st.dictionaries(st.text(max_size=5), json_values, max_size=3))),
-    "signature": st.one_of(st.text(max_size=40), st.binary(max_size=70).map(b64)),
-    "header": json_values,
-}))
+entries = st.one_of(
+    json_values,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "protected": st.one_of(
+                st.text(max_size=40),
+                st.builds(lambda v: b64(json.dumps(v)), json_values),
+                st.builds(
+                    lambda v: b64(json.dumps({"alg": "ES256", **v})),
+                    st.dictionaries(st.text(max_size=5), json_values, max_size=3),
+                ),
+            ),
+            "signature": st.one_of(st.text(max_size=40), st.binary(max_size=70).map(b64)),
+            "header": json_values,
+        },
+    ),
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -94,8 +94,9 @@ class _RecordingExecutor:
 class SdkAgent:
     """A real a2a-sdk JSON-RPC agent. `card` is "1.0" (the SDK's own card) or "0.3"."""
 
-    def __init__(self, *, compat: bool = False, card: str = "1.0", name: str = "SDK Agent",
-                 cache_control: str | None = None) -> None:
+    def __init__(
+        self, *, compat: bool = False, card: str = "1.0", name: str = "SDK Agent", cache_control: str | None = None
+    ) -> None:
         self.compat = compat
         self.card_kind = card
         self.name = name
@@ -125,7 +126,9 @@ class SdkAgent:
             return make_v03_card(self.name, tags=["sdk"], url=self.rpc_url)
         card = make_card(self.name, tags=["sdk"], url=self.rpc_url)
         if self.compat:
-            card["supportedInterfaces"].append({"url": self.rpc_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"})
+            card["supportedInterfaces"].append(
+                {"url": self.rpc_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+            )
         return card
 
     def start(self) -> None:
@@ -165,8 +168,10 @@ class SdkAgent:
         from starlette.responses import JSONResponse, Response
         from starlette.routing import Route
 
-        sdk_card = ParseDict(make_card(self.name, tags=["sdk"], url=self.rpc_url) if self.card_kind == "0.3"
-                             else self.card_dict(), AgentCard())
+        sdk_card = ParseDict(
+            make_card(self.name, tags=["sdk"], url=self.rpc_url) if self.card_kind == "0.3" else self.card_dict(),
+            AgentCard(),
+        )
         handler = DefaultRequestHandler(self.executor.as_sdk_executor(), InMemoryTaskStore(), sdk_card)
         dispatcher = JsonRpcDispatcher(handler, enable_v0_3_compat=self.compat)
 
@@ -207,7 +212,11 @@ def raw(status: int, body: bytes, content_type: str = "text/html", **headers: st
 def bearer_required(token: str = "secret") -> Behaviour:
     def answer(request: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         if headers.get("authorization") != f"Bearer {token}":
-            return 401, {"WWW-Authenticate": 'Bearer realm="agent"', "Content-Type": "application/json"}, b'{"error":"unauthorized"}'
+            return (
+                401,
+                {"WWW-Authenticate": 'Bearer realm="agent"', "Content-Type": "application/json"},
+                b'{"error":"unauthorized"}',
+            )
         return rpc_error(-32001, "Task not found")(request, headers)
 
     return answer

@@ -39,7 +39,9 @@ def make_card(
     }
 
 
-def make_v03_card(name: str, *, tags: list[str] | None = None, url: str = "https://agent.example.com/a2a") -> dict[str, Any]:
+def make_v03_card(
+    name: str, *, tags: list[str] | None = None, url: str = "https://agent.example.com/a2a"
+) -> dict[str, Any]:
     """A valid v0.3 card."""
     return {
         "protocolVersion": "0.3.0",

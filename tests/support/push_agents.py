@@ -69,8 +69,9 @@ class PushSdkAgent:
         card = ParseDict(self.card_dict(), AgentCard())
         store = InMemoryPushNotificationConfigStore()
         sender = BasePushNotificationSender(httpx.AsyncClient(event_hooks={"request": [record]}), store)
-        handler = DefaultRequestHandler(_executor(), InMemoryTaskStore(), card, push_config_store=store,
-                                        push_sender=sender)
+        handler = DefaultRequestHandler(
+            _executor(), InMemoryTaskStore(), card, push_config_store=store, push_sender=sender
+        )
         dispatcher = JsonRpcDispatcher(handler)
 
         async def rpc(request: Request) -> Response:
@@ -88,8 +89,9 @@ def _executor() -> Any:
     class ReportExecutor(AgentExecutor):
         async def execute(self, context: Any, event_queue: Any) -> None:
             if context.current_task is None:  # the SDK wants the Task before any update of it
-                await event_queue.enqueue_event(new_task(context.task_id, context.context_id,
-                                                         TaskState.TASK_STATE_SUBMITTED))
+                await event_queue.enqueue_event(
+                    new_task(context.task_id, context.context_id, TaskState.TASK_STATE_SUBMITTED)
+                )
             updater = TaskUpdater(event_queue, context.task_id, context.context_id)
             await updater.start_work()
             await updater.add_artifact([Part(text="the report")], name="report")
@@ -109,7 +111,9 @@ async def send_with_push(agent: PushSdkAgent, push_url: str, token: str, text: s
     from a2a.types import AgentCard, Message, Part, Role, SendMessageRequest, TaskPushNotificationConfig
     from google.protobuf.json_format import ParseDict
 
-    config = ClientConfig(streaming=False, push_notification_config=TaskPushNotificationConfig(url=push_url, token=token))
+    config = ClientConfig(
+        streaming=False, push_notification_config=TaskPushNotificationConfig(url=push_url, token=token)
+    )
     client = await create_client(ParseDict(agent.card_dict(), AgentCard()), config)
     message = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
     results = [event async for event in client.send_message(SendMessageRequest(message=message))]

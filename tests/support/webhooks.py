@@ -65,8 +65,9 @@ class WebhookReceiver:
     def wait_until(self, predicate: Callable[[list[Received]], bool], timeout: float = 15.0) -> list[Received]:
         with self._cond:
             if not self._cond.wait_for(lambda: predicate(self.received), timeout):
-                raise AssertionError(f"the receiver's condition did not hold within {timeout} s "
-                                     f"({len(self.received)} requests)")
+                raise AssertionError(
+                    f"the receiver's condition did not hold within {timeout} s ({len(self.received)} requests)"
+                )
             return list(self.received)
 
     @property
@@ -152,4 +153,3 @@ class LiveRegistry:
 
     def close(self) -> None:
         self._server.shutdown()
-

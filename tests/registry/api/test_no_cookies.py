@@ -28,7 +28,8 @@ def cookie_client(request, app, client):  # type: ignore[no-untyped-def]
 
 def test_registration_response_sets_no_cookie(cookie_client, auth):  # type: ignore[no-untyped-def]
     response = cookie_client.post(
-        "/v1/agents", json={"card": make_card("Cookie-free Agent"), "cardUrl": "https://nocookie.example/card.json"},
+        "/v1/agents",
+        json={"card": make_card("Cookie-free Agent"), "cardUrl": "https://nocookie.example/card.json"},
         headers=auth,
     )
     assert response.status_code == 201, response.json
@@ -37,7 +38,8 @@ def test_registration_response_sets_no_cookie(cookie_client, auth):  # type: ign
 
 def test_search_response_sets_no_cookie(cookie_client, auth):  # type: ignore[no-untyped-def]
     created = cookie_client.post(
-        "/v1/agents", json={"card": make_card("Findable Agent"), "cardUrl": "https://findable.example/card.json"},
+        "/v1/agents",
+        json={"card": make_card("Findable Agent"), "cardUrl": "https://findable.example/card.json"},
         headers=auth,
     )
     assert created.status_code == 201, created.json

@@ -27,7 +27,10 @@ def test_the_registry_describes_itself_as_a_signed_a2a_agent(client: Any, servic
     assert response.headers["Cache-Control"].startswith("public")
     assert card["supportedInterfaces"][0]["url"] == "https://registry.example/v1"  # from the request
     assert (card["protocolVersion"], card["url"], card["preferredTransport"]) == (
-        "0.3.0", "https://registry.example/v1", "HTTP+JSON")  # 0.3 compatibility fields
+        "0.3.0",
+        "https://registry.example/v1",
+        "HTTP+JSON",
+    )  # 0.3 compatibility fields
     report = validate_card(card, limits=services.limits)
     assert report.valid and report.protocol_version == "1.0", report.to_dict()
     jwks = client.get("/.well-known/jwks.json").json

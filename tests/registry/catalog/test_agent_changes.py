@@ -63,7 +63,9 @@ def test_refresh_fetches_the_card_again(client, auth, card_server, card):
 
 def test_deprecate_hides_from_default_search_but_keeps_the_entry(client, auth, card):
     agent = _register(client, auth, card)
-    response = client.patch(f"/v1/agents/{agent['id']}", json={"status": "deprecated", "statusMessage": "use v2"}, headers=auth)
+    response = client.patch(
+        f"/v1/agents/{agent['id']}", json={"status": "deprecated", "statusMessage": "use v2"}, headers=auth
+    )
     assert response.status_code == 200
     assert (response.json["status"], response.json["statusMessage"]) == ("deprecated", "use v2")
     assert client.get("/v1/agents?tag=weather").json["items"] == []
@@ -100,8 +102,13 @@ def test_only_the_owner_or_an_admin_may_change_an_agent(client, auth, other_toke
 
 
 def test_unknown_agent_is_404_everywhere(client, auth):
-    for method, path in [("get", "/v1/agents/nope"), ("get", "/v1/agents/nope/card"), ("get", "/v1/agents/nope/versions"),
-                         ("patch", "/v1/agents/nope"), ("delete", "/v1/agents/nope")]:
+    for method, path in [
+        ("get", "/v1/agents/nope"),
+        ("get", "/v1/agents/nope/card"),
+        ("get", "/v1/agents/nope/versions"),
+        ("patch", "/v1/agents/nope"),
+        ("delete", "/v1/agents/nope"),
+    ]:
         kwargs = {"headers": auth, "json": {"status": "active"}} if method == "patch" else {"headers": auth}
         response = getattr(client, method)(path, **kwargs)
         assert response.status_code == 404, path

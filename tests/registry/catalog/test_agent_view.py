@@ -12,7 +12,7 @@ from tests.support.cards import make_card
 def test_registration_answer_single_read_and_search_page_agree(client: Any, auth: dict[str, str]) -> None:
     key = generate_key("ES256")
     assert client.post("/v1/keys", json={"jwks": public_jwks([key])}, headers=auth).status_code == 201
-    card = sign_card(make_card("Ünïcode \"quoted\" agent", tags=["view"]), key)
+    card = sign_card(make_card('Ünïcode "quoted" agent', tags=["view"]), key)
     registered = client.post("/v1/agents", json={"card": card, "cardUrl": "https://v.example/card.json"}, headers=auth)
     assert registered.status_code == 201
     shown = client.get(f"/v1/agents/{registered.json['id']}").json

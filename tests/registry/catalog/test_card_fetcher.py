@@ -64,8 +64,13 @@ def test_discovery_tries_agent_card_json_first(servers: Servers, fetcher: CardFe
     )
     fetched = fetcher.discover(server.url("/"))
     assert fetched == FetchedCard(
-        card_url=server.url("/.well-known/agent-card.json"), body=json.dumps(CARD).encode(), card=CARD,
-        etag=None, last_modified=None, max_age=None, fetched_at=NOW,
+        card_url=server.url("/.well-known/agent-card.json"),
+        body=json.dumps(CARD).encode(),
+        card=CARD,
+        etag=None,
+        last_modified=None,
+        max_age=None,
+        fetched_at=NOW,
     )
     assert server.paths() == ["/.well-known/agent-card.json"]
     assert "application/a2a+json" in server.seen[0].headers["accept"]
@@ -78,9 +83,7 @@ def test_discovery_falls_back_to_agent_json_for_pre_0_3_agents(servers: Servers,
     assert server.paths() == ["/.well-known/agent-card.json", "/.well-known/agent.json"]
 
 
-def test_a_base_url_with_a_path_looks_under_the_path_then_at_the_root(
-    servers: Servers, fetcher: CardFetcher
-) -> None:
+def test_a_base_url_with_a_path_looks_under_the_path_then_at_the_root(servers: Servers, fetcher: CardFetcher) -> None:
     server = servers.start({"/agents/echo/.well-known/agent-card.json": serve(CARD)})
     assert fetcher.discover(server.url("/agents/echo/")).card == CARD
     server.routes = {"/.well-known/agent.json": serve(CARD)}
@@ -127,7 +130,9 @@ def test_bodies_that_are_not_a_json_object_are_rejected(
         fetcher.discover(server.url("/card.json"))
 
 
-@pytest.mark.parametrize("content_type", ["application/json", "application/a2a+json", "text/plain", "application/octet-stream"])
+@pytest.mark.parametrize(
+    "content_type", ["application/json", "application/a2a+json", "text/plain", "application/octet-stream"]
+)
 def test_any_json_object_is_accepted_whatever_the_content_type(
     content_type: str, servers: Servers, fetcher: CardFetcher
 ) -> None:

@@ -100,8 +100,10 @@ def test_loopback_is_refused_unless_the_operator_allowlists_it(settings, card_se
     try:
         token = services.tokens.create("carol", ["agents:write"]).token
         card_server.serve_json("/.well-known/agent-card.json", card)
-        response = create_app(services=services).test_client().post(
-            "/v1/agents", json={"url": card_server.base_url}, headers={"Authorization": f"Bearer {token}"}
+        response = (
+            create_app(services=services)
+            .test_client()
+            .post("/v1/agents", json={"url": card_server.base_url}, headers={"Authorization": f"Bearer {token}"})
         )
         assert response.status_code == 422
         assert response.json["error"]["code"] == "target_refused"
@@ -112,14 +114,21 @@ def test_loopback_is_refused_unless_the_operator_allowlists_it(settings, card_se
 
 
 def test_upload_registers_a_pushed_card(client, auth, card):
-    response = client.post("/v1/agents", json={"card": card, "cardUrl": "https://agent.example.com/.well-known/agent-card.json"}, headers=auth)
+    response = client.post(
+        "/v1/agents",
+        json={"card": card, "cardUrl": "https://agent.example.com/.well-known/agent-card.json"},
+        headers=auth,
+    )
     assert response.status_code == 201, response.json
     assert response.json["source"] == "pushed"
 
 
 def test_upload_needs_card_url_and_an_object(client, auth, card):
     assert client.post("/v1/agents", json={"card": card}, headers=auth).status_code == 422
-    assert client.post("/v1/agents", json={"card": "nope", "cardUrl": "https://a.example"}, headers=auth).status_code == 422
+    assert (
+        client.post("/v1/agents", json={"card": "nope", "cardUrl": "https://a.example"}, headers=auth).status_code
+        == 422
+    )
     assert client.post("/v1/agents", json={"card": card, "cardUrl": "ftp://a.example"}, headers=auth).status_code == 422
 
 
@@ -134,7 +143,9 @@ def test_writes_need_a_valid_token_with_scope(client, card, services):
 
 
 def test_bad_bodies_get_4xx_never_500(client, auth, app):
-    assert client.post("/v1/agents", data=b"{not json", headers=auth, content_type="application/json").status_code == 400
+    assert (
+        client.post("/v1/agents", data=b"{not json", headers=auth, content_type="application/json").status_code == 400
+    )
     assert client.post("/v1/agents", json=[1, 2], headers=auth).status_code == 400
     assert client.post("/v1/agents", json={"url": 5}, headers=auth).status_code == 422
     assert client.post("/v1/agents", json={"url": "https://a.example", "extra": 1}, headers=auth).status_code == 400
@@ -153,7 +164,9 @@ def test_a_wrong_method_is_405_naming_the_allowed_ones(client, auth):
 
 
 def test_import_registers_many_and_reports_each_failure(client, auth, services):
-    items = [{"card": make_card(f"Agent {i}", tags=["bulk"]), "cardUrl": f"https://a{i}.example/card.json"} for i in range(5)]
+    items = [
+        {"card": make_card(f"Agent {i}", tags=["bulk"]), "cardUrl": f"https://a{i}.example/card.json"} for i in range(5)
+    ]
     items.append({"card": {"name": "broken"}, "cardUrl": "https://broken.example/card.json"})
     items.append({"card": make_card("Dup"), "cardUrl": "https://a0.example/card.json"})
     response = client.post("/v1/agents/import", json={"items": items}, headers=auth)

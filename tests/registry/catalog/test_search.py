@@ -17,7 +17,9 @@ def catalog(client, auth):  # type: ignore[no-untyped-def]
     }
     ids = {}
     for key, card in cards.items():
-        response = client.post("/v1/agents", json={"card": card, "cardUrl": f"https://{key}.example/card.json"}, headers=auth)
+        response = client.post(
+            "/v1/agents", json={"card": card, "cardUrl": f"https://{key}.example/card.json"}, headers=auth
+        )
         assert response.status_code == 201, response.json
         ids[key] = response.json["id"]
     return ids
@@ -46,10 +48,25 @@ def test_text_query_covers_names_descriptions_and_skills(client, catalog):
 
 
 def test_text_is_split_into_the_same_words_on_both_databases(client, auth):  # type: ignore[no-untyped-def]
-    card = make_card("Café Größe", tags=["x"], description="Runs d01-tag03 jobs via weather_forecast at api.example.com")
-    response = client.post("/v1/agents", json={"card": card, "cardUrl": "https://words.example/card.json"}, headers=auth)
+    card = make_card(
+        "Café Größe", tags=["x"], description="Runs d01-tag03 jobs via weather_forecast at api.example.com"
+    )
+    response = client.post(
+        "/v1/agents", json={"card": card, "cardUrl": "https://words.example/card.json"}, headers=auth
+    )
     assert response.status_code == 201, response.json
-    for query in ("cafe", "CAFÉ", "große", "GRÖßE", "tag03", "d01-tag", "forecast", "weather", "example", "api.example"):
+    for query in (
+        "cafe",
+        "CAFÉ",
+        "große",
+        "GRÖßE",
+        "tag03",
+        "d01-tag",
+        "forecast",
+        "weather",
+        "example",
+        "api.example",
+    ):
         assert _names(client, f"q={query}") == ["Café Größe"], query
     for query in ("afe", "forecasts", "d02", "grosse"):
         assert _names(client, f"q={query}") == [], query
@@ -86,8 +103,17 @@ def test_updated_since_supports_mirroring(client, catalog):
 
 @pytest.mark.parametrize(
     "query,status",
-    [("bogus=1", 400), ("limit=0", 422), ("limit=201", 422), ("limit=x", 422), ("match=some", 422),
-     ("capability=flying", 422), ("cursor=garbage", 422), ("updatedSince=yesterday", 422), ("status=gone", 422)],
+    [
+        ("bogus=1", 400),
+        ("limit=0", 422),
+        ("limit=201", 422),
+        ("limit=x", 422),
+        ("match=some", 422),
+        ("capability=flying", 422),
+        ("cursor=garbage", 422),
+        ("updatedSince=yesterday", 422),
+        ("status=gone", 422),
+    ],
 )
 def test_bad_queries_are_refused_clearly(client, query, status):
     response = client.get("/v1/agents?" + query)
@@ -130,5 +156,8 @@ def test_a_search_takes_at_most_32_tags(client, catalog):
     for match in ("all", "any"):
         response = client.get(f"/v1/agents?{many}&match={match}")
         assert response.status_code == 422
-        assert response.json["error"]["code"] == "invalid_request" and "at most 32 tags" in response.json["error"]["message"]
+        assert (
+            response.json["error"]["code"] == "invalid_request"
+            and "at most 32 tags" in response.json["error"]["message"]
+        )
     assert client.get("/v1/agents?" + "&".join(f"tag=t{n}" for n in range(32)) + "&match=any").status_code == 200

@@ -22,7 +22,9 @@ def catalog(client, auth) -> list[str]:  # type: ignore[no-untyped-def]
         name = f"Agent {n:02d}"
         description = "finds alpha routes" if n % 4 == 0 else "finds beta routes"
         card = make_card(name, tags=_tags(n), description=description, push=n % 7 == 0)
-        response = client.post("/v1/agents", json={"card": card, "cardUrl": f"https://a{n}.example/card.json"}, headers=auth)
+        response = client.post(
+            "/v1/agents", json={"card": card, "cardUrl": f"https://a{n}.example/card.json"}, headers=auth
+        )
         assert response.status_code == 201, response.json
         names.append(name)
     return names
@@ -44,20 +46,26 @@ def _expected(catalog: list[str], keep) -> list[str]:  # type: ignore[no-untyped
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3, 7, 50])
-@pytest.mark.parametrize("query,keep", [
-    ("tag=red&tag=blue&match=any", lambda n: n % 2 == 0 or n % 5 == 0),
-    ("tag=red&tag=green&tag=blue&match=any", lambda n: n % 2 == 0 or n % 3 == 0 or n % 5 == 0),
-    ("tag=green&match=any", lambda n: n % 3 == 0),
-    ("tag=green&tag=unknown&match=any", lambda n: n % 3 == 0),
-    ("tag=red&tag=green", lambda n: n % 6 == 0),
-    ("tag=red&tag=green&tag=blue", lambda n: n % 30 == 0),
-    ("tag=red&tag=blue&match=any&capability=pushNotifications", lambda n: n % 7 == 0 and (n % 2 == 0 or n % 5 == 0)),
-    ("q=alpha", lambda n: n % 4 == 0),
-    ("q=alpha&tag=green", lambda n: n % 12 == 0),
-    ("q=routes&tag=red&tag=grey&match=any", lambda n: n % 2 == 0 or n % 3 and n % 5),
-    ("capability=pushNotifications", lambda n: n % 7 == 0),
-    ("", lambda n: True),
-])
+@pytest.mark.parametrize(
+    "query,keep",
+    [
+        ("tag=red&tag=blue&match=any", lambda n: n % 2 == 0 or n % 5 == 0),
+        ("tag=red&tag=green&tag=blue&match=any", lambda n: n % 2 == 0 or n % 3 == 0 or n % 5 == 0),
+        ("tag=green&match=any", lambda n: n % 3 == 0),
+        ("tag=green&tag=unknown&match=any", lambda n: n % 3 == 0),
+        ("tag=red&tag=green", lambda n: n % 6 == 0),
+        ("tag=red&tag=green&tag=blue", lambda n: n % 30 == 0),
+        (
+            "tag=red&tag=blue&match=any&capability=pushNotifications",
+            lambda n: n % 7 == 0 and (n % 2 == 0 or n % 5 == 0),
+        ),
+        ("q=alpha", lambda n: n % 4 == 0),
+        ("q=alpha&tag=green", lambda n: n % 12 == 0),
+        ("q=routes&tag=red&tag=grey&match=any", lambda n: n % 2 == 0 or n % 3 and n % 5),
+        ("capability=pushNotifications", lambda n: n % 7 == 0),
+        ("", lambda n: True),
+    ],
+)
 def test_every_match_once_in_registration_order(client, catalog, query, keep, limit):
     assert _all_pages(client, query, limit) == _expected(catalog, keep)
 

@@ -29,7 +29,10 @@ def _count(services: Any, table: Any) -> int:
 
 def test_each_agent_of_a_batch_gets_its_own_rows(services, actor):  # type: ignore[no-untyped-def]
     specs = [("Alpha Scout", ["alpha", "shared"]), ("Bravo Pilot", ["bravo", "shared"]), ("Charlie Guide", ["charlie"])]
-    batch = [_new(services, actor, name, tags, f"https://{name.split()[0].lower()}.example/card.json") for name, tags in specs]
+    batch = [
+        _new(services, actor, name, tags, f"https://{name.split()[0].lower()}.example/card.json")
+        for name, tags in specs
+    ]
     pks = services.search._store.insert_new(batch)
     assert len(set(pks)) == 3 and None not in pks
     with services.engine.connect() as conn:
@@ -100,4 +103,6 @@ def test_concurrent_registrations_each_get_their_own_outcome(services):  # type:
     with services.sessions() as session:
         stored = dict(session.execute(select(Agent.id, Agent.card_url)).all())
     assert set(stored) == stored_ids
-    assert sorted(stored.values()) == sorted({url for _, url in requests.values()} - {"https://broken.example/card.json"})
+    assert sorted(stored.values()) == sorted(
+        {url for _, url in requests.values()} - {"https://broken.example/card.json"}
+    )

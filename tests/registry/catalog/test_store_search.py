@@ -14,7 +14,9 @@ from tests.support.cards import make_card
 
 def _register(services, actor, tag: str, n: int) -> None:  # type: ignore[no-untyped-def]
     for i in range(n):
-        services.catalog.register_card(actor, make_card(f"Agent {tag} {i}", tags=[tag]), f"https://{tag}{i}.example/c.json")
+        services.catalog.register_card(
+            actor, make_card(f"Agent {tag} {i}", tags=[tag]), f"https://{tag}{i}.example/c.json"
+        )
 
 
 def _plan(services, query: AgentQuery):  # type: ignore[no-untyped-def]
@@ -40,12 +42,22 @@ def test_searches_are_planned_for_their_values_every_time(services, actor):  # t
 def test_pages_of_every_driver_find_the_same_agents(services, actor):  # type: ignore[no-untyped-def]
     for i in range(12):
         tags = [t for t, every in (("red", 2), ("blue", 3), ("green", 4)) if i % every == 0] or ["plain"]
-        services.catalog.register_card(actor, make_card(f"Agent {i}", tags=tags, skills=1 + i % 3, streaming=i % 3 == 1),
-                                       f"https://colors{i}.example/c.json")
-    queries = [AgentQuery(tags=("red",), limit=2), AgentQuery(tags=("red", "blue")), AgentQuery(tags=("blue", "green"), limit=1),
-               AgentQuery(tags=("red", "blue", "green")), AgentQuery(tags=("plain",), capabilities=("streaming",)),
-               AgentQuery(tags=("red", "blue"), match_any=True, limit=3), AgentQuery(text="agent", limit=5),
-               AgentQuery(status="deprecated"), AgentQuery()]
+        services.catalog.register_card(
+            actor,
+            make_card(f"Agent {i}", tags=tags, skills=1 + i % 3, streaming=i % 3 == 1),
+            f"https://colors{i}.example/c.json",
+        )
+    queries = [
+        AgentQuery(tags=("red",), limit=2),
+        AgentQuery(tags=("red", "blue")),
+        AgentQuery(tags=("blue", "green"), limit=1),
+        AgentQuery(tags=("red", "blue", "green")),
+        AgentQuery(tags=("plain",), capabilities=("streaming",)),
+        AgentQuery(tags=("red", "blue"), match_any=True, limit=3),
+        AgentQuery(text="agent", limit=5),
+        AgentQuery(status="deprecated"),
+        AgentQuery(),
+    ]
 
     def pages(query: AgentQuery) -> list[str]:
         found, cursor = [], None
@@ -80,7 +92,8 @@ def test_any_of_tags_on_sqlite_merge_their_ordered_ranges(services, actor):
     compiled = statement.compile(services.engine)
     values = compiled.construct_params({**params, "after": 0, "limit": 51})
     with services.engine.connect() as conn:
-        plan = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + compiled.string,
-                                    tuple(values[name] for name in compiled.positiontup)).all()
+        plan = conn.exec_driver_sql(
+            "EXPLAIN QUERY PLAN " + compiled.string, tuple(values[name] for name in compiled.positiontup)
+        ).all()
     details = [row[-1] for row in plan]
     assert "MERGE (UNION)" in details and not any("UNION USING TEMP B-TREE" in d for d in details)

@@ -48,8 +48,13 @@ def test_tag_counts_stay_exact_through_every_kind_of_catalog_change(services, ac
             card = random_card(rng, f"Agent {serial}")
             ids.append(services.catalog.register_card(actor, card, f"https://a{serial}.example.com/card.json").agent.id)
         elif action == "import":
-            items = [{"card": random_card(rng, f"Agent {serial}-{n}"), "cardUrl": f"https://i{serial}-{n}.example.com/card.json"}
-                     for n in range(3)]
+            items = [
+                {
+                    "card": random_card(rng, f"Agent {serial}-{n}"),
+                    "cardUrl": f"https://i{serial}-{n}.example.com/card.json",
+                }
+                for n in range(3)
+            ]
             ids.extend(outcome.agent_id for outcome in services.catalog.import_cards(actor, items))
         elif action == "replace":
             services.catalog.replace_card(actor, rng.choice(ids), random_card(rng, f"Agent {serial}"))
@@ -74,7 +79,9 @@ def test_tag_counts_stay_exact_through_every_kind_of_catalog_change(services, ac
 
 
 def test_a_deprecated_agent_leaves_the_counts_and_comes_back_when_reactivated(services, actor, client):  # type: ignore[no-untyped-def]
-    agent = services.catalog.register_card(actor, make_card("Solo", tags=["Solo-Tag"]), "https://solo.example.com/card.json").agent
+    agent = services.catalog.register_card(
+        actor, make_card("Solo", tags=["Solo-Tag"]), "https://solo.example.com/card.json"
+    ).agent
     assert client.get("/v1/tags?prefix=solo").get_json()["items"] == [{"tag": "solo-tag", "count": 1}]
     services.catalog.update_status(actor, agent.id, "deprecated", "moved")
     services.catalog.update_status(actor, agent.id, "deprecated", "still moved")  # no change, counted once
@@ -87,13 +94,21 @@ def test_a_deprecated_agent_leaves_the_counts_and_comes_back_when_reactivated(se
 def test_a_tag_prefix_is_matched_literally_whatever_it_holds(services, actor, client):  # type: ignore[no-untyped-def]
     """`%`, `_` and the escape character in a prefix are characters of the tag, not patterns."""
     for n, tag in enumerate(["a_b", "axb", "50%-off", "500-off", "x/y", "x//y"]):
-        services.catalog.register_card(actor, make_card(f"Agent {n}", tags=[tag]), f"https://p{n}.example.com/card.json")
+        services.catalog.register_card(
+            actor, make_card(f"Agent {n}", tags=[tag]), f"https://p{n}.example.com/card.json"
+        )
 
     def tags(prefix: str) -> list[str]:
         return [item["tag"] for item in client.get("/v1/tags", query_string={"prefix": prefix}).get_json()["items"]]
 
     assert (tags("a_"), tags("50%"), tags("x/"), tags("x//"), tags("%"), tags("_")) == (
-        ["a_b"], ["50%-off"], ["x//y", "x/y"], ["x//y"], [], [])
+        ["a_b"],
+        ["50%-off"],
+        ["x//y", "x/y"],
+        ["x//y"],
+        [],
+        [],
+    )
     services.catalog.fold_tag_counts()  # the folded counts are read the same way
     assert (tags("a_"), tags("50%"), tags("x//"), tags("%")) == (["a_b"], ["50%-off"], ["x//y"], [])
 
@@ -106,9 +121,13 @@ def test_the_worker_folds_the_deltas_with_the_tag_counts_job(services, actor, da
     from registry.schedule import JOB_NAMES
 
     assert JOB_CHOICES == JOB_NAMES
-    services.catalog.register_card(actor, make_card("Folded", tags=["one", "two"]), "https://folded.example.com/card.json")
+    services.catalog.register_card(
+        actor, make_card("Folded", tags=["one", "two"]), "https://folded.example.com/card.json"
+    )
     env = {"AGENTDEX_DATABASE_URL": database_url, "AGENTDEX_SECRET_KEY": "x" * 32}
-    result = CliRunner().invoke(cli, ["worker", "--once", "--json", "--job", "tag-counts"], env=env, catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["worker", "--once", "--json", "--job", "tag-counts"], env=env, catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     assert [(r["job"], r["claimed"]) for r in json.loads(result.output)] == [("tag-counts", 2)]
     with services.engine.connect() as conn:
@@ -134,7 +153,9 @@ def _meanwhile(action) -> tuple[threading.Thread, list[BaseException]]:  # type:
 
 
 def test_two_deletes_of_one_agent_at_once_take_its_tags_off_once(services, actor, monkeypatch):  # type: ignore[no-untyped-def]
-    doomed = services.catalog.register_card(actor, make_card("Doomed", tags=["x"]), "https://doomed.example.com/card.json").agent
+    doomed = services.catalog.register_card(
+        actor, make_card("Doomed", tags=["x"]), "https://doomed.example.com/card.json"
+    ).agent
     services.catalog.register_card(actor, make_card("Stays", tags=["x"]), "https://stays.example.com/card.json")
     store = services.search._store
     count_tags, other = store._count_tags, []
@@ -155,7 +176,9 @@ def test_two_deletes_of_one_agent_at_once_take_its_tags_off_once(services, actor
 def test_a_new_card_and_a_deprecation_at_once_leave_the_agent_uncounted(services, actor, monkeypatch):  # type: ignore[no-untyped-def]
     from registry.catalog import store as store_module
 
-    agent = services.catalog.register_card(actor, make_card("Racing", tags=["old"]), "https://racing.example.com/card.json").agent
+    agent = services.catalog.register_card(
+        actor, make_card("Racing", tags=["old"]), "https://racing.example.com/card.json"
+    ).agent
     next_version, other = store_module._next_version, []
 
     def deprecate_meanwhile(conn, agent_pk):  # type: ignore[no-untyped-def]

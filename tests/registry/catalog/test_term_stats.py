@@ -14,7 +14,9 @@ _numbers = itertools.count()
 
 def _register(services, actor, n: int, tag: str) -> None:  # type: ignore[no-untyped-def]
     for i in itertools.islice(_numbers, n):
-        services.catalog.register_card(actor, make_card(f"Agent {tag} {i}", tags=[tag]), f"https://{tag}{i}.example/c.json")
+        services.catalog.register_card(
+            actor, make_card(f"Agent {tag} {i}", tags=[tag]), f"https://{tag}{i}.example/c.json"
+        )
 
 
 def test_a_count_is_kept_until_it_expires_then_counted_again(services, actor):  # type: ignore[no-untyped-def]

@@ -11,7 +11,16 @@ from registry.catalog.store_postgres import _LEXEMES, MAX_LEXEME, lexemes, vecto
 
 def test_words_are_letters_and_digits_in_lower_case_without_diacritics():
     assert lexemes("Café Größe d01-tag03 weather_forecast api.example.com") == [
-        "cafe", "große", "d01", "tag03", "weather", "forecast", "api", "example", "com"]
+        "cafe",
+        "große",
+        "d01",
+        "tag03",
+        "weather",
+        "forecast",
+        "api",
+        "example",
+        "com",
+    ]
     assert lexemes("") == [] and lexemes("-- !! __") == []
 
 

@@ -95,8 +95,12 @@ def test_writer_lock_lets_one_holder_in_at_a_time_across_processes_and_threads(t
     rounds, processes = 150, 2
     context = multiprocessing.get_context("spawn")
     start = context.Barrier(processes)
-    _run_children([context.Process(target=_take_turns, args=(url, str(log), str(counter), rounds, start))
-                   for _ in range(processes)])
+    _run_children(
+        [
+            context.Process(target=_take_turns, args=(url, str(log), str(counter), rounds, start))
+            for _ in range(processes)
+        ]
+    )
     _assert_one_holder_at_a_time(log, counter, processes * 2 * rounds)
     assert (tmp_path / "shared.db-writer.lock").exists()
 
@@ -130,8 +134,9 @@ def test_writer_lock_still_excludes_processes_forked_after_it_was_used(tmp_path:
     counter.write_text("0")
     context = multiprocessing.get_context("fork")
     start = context.Barrier(2)
-    _run_children([context.Process(target=_take_turns_on, args=(lock, str(log), str(counter), 150, start))
-                   for _ in range(2)])
+    _run_children(
+        [context.Process(target=_take_turns_on, args=(lock, str(log), str(counter), 150, start)) for _ in range(2)]
+    )
     _assert_one_holder_at_a_time(log, counter, 2 * 2 * 150)
 
 
@@ -213,14 +218,18 @@ def test_checkpointer_copies_committed_wal_pages_into_the_database_and_stops_pro
         before = _checkpointer_threads()
         checkpointer = WalCheckpointer(path).start()
         try:
-            _wait_until(lambda: _in_database_file(path, "SELECT count(*) FROM rows") == 2000,
-                        "the committed rows are in the database file")
+            _wait_until(
+                lambda: _in_database_file(path, "SELECT count(*) FROM rows") == 2000,
+                "the committed rows are in the database file",
+            )
             # Checkpointed frames are reused: more commits of the same size do not grow the WAL.
             wal_size = wal.stat().st_size
             for total in (4000, 6000, 8000):
                 _commit_rows(writer, 2000)
-                _wait_until(lambda total=total: _in_database_file(path, "SELECT count(*) FROM rows") == total,
-                            f"{total} rows are in the database file")
+                _wait_until(
+                    lambda total=total: _in_database_file(path, "SELECT count(*) FROM rows") == total,
+                    f"{total} rows are in the database file",
+                )
             # Unchecked it would be 4x by now. A commit that lands while a checkpoint is running
             # appends instead of restarting the WAL, so two batches (plus headers) can be in it.
             assert wal.stat().st_size < 3 * wal_size
@@ -265,8 +274,10 @@ def test_long_running_services_checkpoint_registrations_in_the_background(sqlite
         actor = services.tokens.authenticate(services.tokens.create("alice", ["agents:write"]).token)
         services.catalog.register_card(actor, make_card("Checkpointed Agent"), "https://checkpointed.example/card.json")
         database_file = Path(sqlite_file_settings.database_url.removeprefix("sqlite:///"))
-        _wait_until(lambda: _in_database_file(database_file, f"SELECT count(*) FROM {Agent.__tablename__}") == 1,
-                    "the registration is checkpointed into the database file")
+        _wait_until(
+            lambda: _in_database_file(database_file, f"SELECT count(*) FROM {Agent.__tablename__}") == 1,
+            "the registration is checkpointed into the database file",
+        )
     finally:
         services.close()
     assert not thread.is_alive()
@@ -312,114 +323,3 @@ def test_queue_claims_plan_no_bitmap_scans_on_postgresql_and_leave_the_main_engi
     finally:
         claims.dispose()
         engine.dispose()
-
-
-# -- DriverStatement: hot writes straight on the driver's cursor -------------------------------------
-
-def _driver_table(database_url: str):  # type: ignore[no-untyped-def]
-    from sqlalchemy import Column, Integer, LargeBinary, MetaData, String, Table
-
-    from registry.db.types import UtcDateTime
-
-    table = Table("driver_statement_probe", MetaData(), Column("pk", Integer, primary_key=True),
-                  Column("name", String(20), unique=True), Column("body", LargeBinary),
-                  Column("at", UtcDateTime()), Column("state", String(10)))
-    engine = make_engine(database_url)
-    table.drop(engine, checkfirst=True)
-    table.create(engine)
-    return engine, table
-
-
-def test_driver_statement_stores_rows_as_execute_does_in_the_callers_transaction(database_url: str):
-    import datetime as dt
-
-    from sqlalchemy import bindparam, event, insert, select
-
-    from registry.db import DriverStatement
-
-    engine, table = _driver_table(database_url)
-    statement = insert(table).values(name=bindparam("b_name"), body=bindparam("b_body"), at=bindparam("b_at"),
-                                     state="new")
-    at = dt.datetime(2026, 11, 22, 18, 0, 0, 120, tzinfo=dt.timezone(dt.timedelta(hours=2)))
-    commits: list[object] = []
-    event.listen(engine, "commit", commits.append)
-    try:
-        with engine.begin() as conn:
-            conn.execute(statement, [{"b_name": "execute", "b_body": b"\x00\x01", "b_at": at}])
-            DriverStatement(statement).execute_many(conn, [{"b_name": "driver", "b_body": b"\x00\x01", "b_at": at},
-                                                                  {"b_name": "driver2", "b_body": b"", "b_at": at}])
-        assert len(commits) == 1
-        with engine.connect() as conn:
-            rows = {row.name: row for row in conn.execute(select(table))}
-            stored = {name: conn.execute(text("SELECT at FROM driver_statement_probe WHERE name = :n"), {"n": name}).scalar()
-                      for name in ("execute", "driver")}
-        assert rows["driver"].at == rows["execute"].at == at  # read back as the same UTC instant
-        assert stored["driver"] == stored["execute"]  # and stored alike (SQLite: the same text)
-        assert (rows["driver"].body, rows["driver"].state, rows["driver2"].body) == (b"\x00\x01", "new", b"")
-    finally:
-        table.drop(engine)
-        engine.dispose()
-
-
-def test_driver_statement_raises_sqlalchemys_integrity_error_and_the_transaction_keeps_nothing(database_url: str):
-    from sqlalchemy import func, insert, select
-    from sqlalchemy.exc import IntegrityError
-
-    from registry.db import DriverStatement
-
-    engine, table = _driver_table(database_url)
-    statement = DriverStatement(insert(table), columns=["name", "state"])
-    try:
-        with pytest.raises(IntegrityError), engine.begin() as conn:
-            statement.execute_many(conn, [{"name": "a", "state": "x"}, {"name": "b", "state": "x"}, {"name": "a", "state": "y"}])
-        with engine.connect() as conn:
-            assert conn.scalar(select(func.count()).select_from(table)) == 0
-    finally:
-        table.drop(engine)
-        engine.dispose()
-
-
-def test_prepared_driver_rows_return_their_new_keys_in_order_and_take_a_value_set_later(database_url: str):
-    """Registration prepares its rows before the write lock and learns the agent's key inside it."""
-    import datetime as dt
-
-    from sqlalchemy import insert, select
-    from sqlalchemy.exc import IntegrityError
-
-    from registry.db import DriverStatement
-
-    engine, table = _driver_table(database_url)
-    statement = DriverStatement(insert(table), columns=["name", "body", "at", "state"])
-    at = dt.datetime(2026, 11, 23, 1, 2, 3, tzinfo=dt.UTC)
-    try:
-        prepared = statement.prepare(engine.dialect, [
-            {"name": name, "body": b"x", "at": at, "state": "new"} for name in ("c", "a", "b")])
-        set_state = statement.with_value(engine.dialect, "state")
-        with engine.begin() as conn:
-            keys = statement.insert_keys(conn, [set_state(p, "kept") for p in prepared])
-        with engine.connect() as conn:
-            rows = {row.pk: row for row in conn.execute(select(table))}
-        assert [rows[key].name for key in keys] == ["c", "a", "b"]  # each key is its own row's
-        assert {(row.state, row.at) for row in rows.values()} == {("kept", at)}  # bind-processed once, as execute would
-        with pytest.raises(IntegrityError), engine.begin() as conn:
-            statement.insert_keys(conn, statement.prepare(engine.dialect, [
-                {"name": "d", "body": b"", "at": at, "state": "x"}, {"name": "a", "body": b"", "at": at, "state": "x"}]))
-        with engine.connect() as conn:
-            assert sorted(conn.scalars(select(table.c.name))) == ["a", "b", "c"]  # "d" rolled back with the duplicate
-    finally:
-        table.drop(engine)
-        engine.dispose()
-
-
-def test_driver_statement_inserts_ask_postgresql_for_nothing_back():
-    from sqlalchemy import insert
-    from sqlalchemy.dialects import postgresql
-
-    from registry.db import DriverStatement
-    from registry.schema import AgentCard
-
-    # A lone-row INSERT into a table with a serial key compiles with RETURNING pk unless inline;
-    # the statement reads nothing back, so PostgreSQL would build and send rows for nothing.
-    assert "RETURNING" in insert(AgentCard).compile(dialect=postgresql.psycopg.dialect(), column_keys=["agent_pk"]).string
-    driver = DriverStatement(insert(AgentCard), columns=["agent_pk"])
-    assert "RETURNING" not in driver._statement.compile(dialect=postgresql.psycopg.dialect(), column_keys=["agent_pk"]).string

@@ -265,11 +265,14 @@ def test_every_batch_and_every_retry_is_written_inside_serialize_shared_by_two_c
             if serializer.inside != 1:
                 outside.append(arg)
             write(arg)
+
         return inner
 
     recorders = [Recorder(bad=frozenset({13})), Recorder(bad=frozenset({113}))]
-    committers = [GroupCommitter(guarded(r.write_batch), guarded(r.write_one), serialize=serializer.hold,
-                                 linger=3.0) for r in recorders]
+    committers = [
+        GroupCommitter(guarded(r.write_batch), guarded(r.write_one), serialize=serializer.hold, linger=3.0)
+        for r in recorders
+    ]
     first = threading.Thread(target=_run_announced, args=(committers[0], [*range(10), 13]))
     second = threading.Thread(target=_run_announced, args=(committers[1], [*range(100, 110), 113]))
     for thread in (first, second):
@@ -289,8 +292,9 @@ def test_items_that_arrive_while_another_writer_holds_serialize_join_the_waiting
     processes on one SQLite file take turns, and what came meanwhile rides along."""
     other_writer = threading.Lock()
     recorder = Recorder()
-    committer: GroupCommitter[int] = GroupCommitter(recorder.write_batch, recorder.write_one,
-                                                    serialize=lambda: other_writer)
+    committer: GroupCommitter[int] = GroupCommitter(
+        recorder.write_batch, recorder.write_one, serialize=lambda: other_writer
+    )
     other_writer.acquire()
     callers = [threading.Thread(target=committer.submit, args=(item,)) for item in (1, 2, 3)]
     try:
@@ -298,7 +302,9 @@ def test_items_that_arrive_while_another_writer_holds_serialize_join_the_waiting
         assert wait_for(lambda: committer._leader_active, DEADLINE), "the first caller never led"
         for caller in callers[1:]:
             caller.start()
-        assert wait_for(lambda: {p.item for p in committer._pending} >= {2, 3}, DEADLINE), "the later items never arrived"
+        assert wait_for(lambda: {p.item for p in committer._pending} >= {2, 3}, DEADLINE), (
+            "the later items never arrived"
+        )
     finally:
         other_writer.release()
     for caller in callers:
@@ -417,6 +423,9 @@ def test_a_write_cut_short_fails_its_whole_batch_and_the_next_caller_leads():
         assert wait_for(lambda: len(committer._pending) == 2, DEADLINE), "the second caller never queued"
     for caller in callers:
         caller.join(DEADLINE)
-    assert {item: type(error) for item, error in outcomes.items()} == {1: Stopping, 2: Stopping}  # neither told "written"
+    assert {item: type(error) for item, error in outcomes.items()} == {
+        1: Stopping,
+        2: Stopping,
+    }  # neither told "written"
     assert not committer._leader_active
     committer.submit(3)  # would wait forever for a leader that is gone

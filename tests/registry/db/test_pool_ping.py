@@ -49,20 +49,3 @@ def test_a_connection_used_moments_ago_is_trusted_and_a_disconnect_refreshes_the
             assert conn.scalar(text("SELECT pg_backend_pid()")) != dead
     finally:
         engine.dispose()
-
-
-def test_a_disconnect_under_a_driver_statement_refreshes_the_pool_too(postgres_url: str) -> None:
-    from registry.db import DriverStatement
-
-    engine = make_engine(postgres_url, ping_after_idle=3600.0)
-    statement = DriverStatement(text("SELECT :n"))
-    try:
-        dead = _kill_pooled_connection(engine, postgres_url)
-        with pytest.raises(OperationalError) as failed, engine.begin() as conn:
-            statement.execute_many(conn, [{"n": 1}])
-        assert failed.value.connection_invalidated
-        with engine.begin() as conn:
-            statement.execute_many(conn, [{"n": 2}])
-            assert conn.scalar(text("SELECT pg_backend_pid()")) != dead
-    finally:
-        engine.dispose()

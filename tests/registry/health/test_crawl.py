@@ -51,8 +51,15 @@ def sdk_agent() -> Iterator[SdkAgent]:
 def schedule(services, agent_id: str):  # type: ignore[no-untyped-def]
     with services.engine.connect() as conn:
         return conn.execute(
-            select(Agent.next_crawl_at, Agent.crawled_at, Agent.crawl_failures, Agent.crawl_error, Agent.crawl_etag,
-                   Agent.name, Agent.card_version).where(Agent.id == agent_id)
+            select(
+                Agent.next_crawl_at,
+                Agent.crawled_at,
+                Agent.crawl_failures,
+                Agent.crawl_error,
+                Agent.crawl_etag,
+                Agent.name,
+                Agent.card_version,
+            ).where(Agent.id == agent_id)
         ).one()
 
 
@@ -60,7 +67,9 @@ def due_in(services, agent_id: str, clock: FakeClock) -> float:  # type: ignore[
     return (schedule(services, agent_id).next_crawl_at - clock.now).total_seconds()
 
 
-def test_an_unchanged_real_agent_answers_304_and_is_next_crawled_after_its_max_age(services, job, clock, actor, sdk_agent):
+def test_an_unchanged_real_agent_answers_304_and_is_next_crawled_after_its_max_age(
+    services, job, clock, actor, sdk_agent
+):
     agent_id = services.catalog.register_from_url(actor, sdk_agent.base_url).agent.id
     first, second = run_job(job), run_job(job)
     assert (first.claimed, first.recorded, second.claimed) == (1, 1, 0)
@@ -90,7 +99,9 @@ def test_a_changed_card_becomes_the_current_version_and_the_index_follows(servic
     assert "/name" in newest["changes"]["changed"]
 
 
-def test_an_invalid_card_is_kept_with_its_issues_but_does_not_replace_the_valid_one(services, job, clock, actor, card_server):
+def test_an_invalid_card_is_kept_with_its_issues_but_does_not_replace_the_valid_one(
+    services, job, clock, actor, card_server
+):
     card = make_card("Weather Agent", tags=["weather"])
     card_server.serve_json(CARD, card)
     agent_id = services.catalog.register_from_url(actor, card_server.base_url).agent.id
@@ -103,7 +114,9 @@ def test_an_invalid_card_is_kept_with_its_issues_but_does_not_replace_the_valid_
 
     versions = services.search.versions(agent_id)
     assert [(v["version"], v["isCurrent"], v["valid"]) for v in versions] == [(2, False, False), (1, True, True)]
-    assert versions[0]["issues"] and all({"path", "rule", "severity", "message"} <= set(i) for i in versions[0]["issues"])
+    assert versions[0]["issues"] and all(
+        {"path", "rule", "severity", "message"} <= set(i) for i in versions[0]["issues"]
+    )
     assert schedule(services, agent_id).card_version == 1
     assert json.loads(services.search.card(agent_id).raw)["skills"]  # the valid card is still served
 
@@ -118,7 +131,11 @@ def test_a_valid_card_after_an_invalid_one_takes_the_next_version(services, job,
     clock.advance(POLICY.max_interval * 1.2)
     run_job(job)
     versions = services.search.versions(agent_id)
-    assert [(v["version"], v["isCurrent"], v["valid"]) for v in versions] == [(3, True, True), (2, False, False), (1, False, True)]
+    assert [(v["version"], v["isCurrent"], v["valid"]) for v in versions] == [
+        (3, True, True),
+        (2, False, False),
+        (1, False, True),
+    ]
     assert schedule(services, agent_id).card_version == 3
 
 
@@ -150,9 +167,16 @@ def test_pushed_cards_are_left_to_their_pipeline(services, job, clock, actor):
     assert POLICY.max_interval * 0.9 <= due_in(services, agent_id, clock) <= POLICY.max_interval * 1.1
 
 
-@pytest.mark.parametrize(("cache_control", "expected"), [
-    ("max-age=7200", 7200), ("max-age=5", 300), ("max-age=99999999", 86_400), ("no-cache", 300), (None, 3600),
-])
+@pytest.mark.parametrize(
+    ("cache_control", "expected"),
+    [
+        ("max-age=7200", 7200),
+        ("max-age=5", 300),
+        ("max-age=99999999", 86_400),
+        ("no-cache", 300),
+        (None, 3600),
+    ],
+)
 def test_max_age_is_honoured_within_the_operator_bounds(cache_control, expected):
     from registry.catalog.fetcher import parse_max_age
 
@@ -166,4 +190,3 @@ def test_a_crashed_crawler_lease_expires(services, crawler, job, clock, actor, c
     assert run_job(job).claimed == 0
     clock.advance(121)
     assert run_job(job).recorded == 1
-

@@ -21,7 +21,10 @@ def sdk_agent() -> Iterator[SdkAgent]:
 
 @pytest.fixture
 def agent_id(client, auth, sdk_agent) -> str:  # type: ignore[no-untyped-def]
-    body = {"card": make_card("Probe Me", tags=["probe"], url=sdk_agent.rpc_url), "cardUrl": sdk_agent.base_url + "/card.json"}
+    body = {
+        "card": make_card("Probe Me", tags=["probe"], url=sdk_agent.rpc_url),
+        "cardUrl": sdk_agent.base_url + "/card.json",
+    }
     response = client.post("/v1/agents", json=body, headers=auth)
     assert response.status_code == 201, response.json
     return response.json["id"]
@@ -39,7 +42,13 @@ def test_check_probes_now_and_health_lists_the_checks(client, auth, agent_id):
     checked = client.post(f"/v1/agents/{agent_id}/check", headers=auth)
     assert checked.status_code == 200, checked.json
     (item,) = checked.json["items"]
-    assert (item["method"], item["outcome"], item["reason"], item["rpcCode"], item["httpStatus"]) == ("GetTask", "up", "ok", -32001, 200)
+    assert (item["method"], item["outcome"], item["reason"], item["rpcCode"], item["httpStatus"]) == (
+        "GetTask",
+        "up",
+        "ok",
+        -32001,
+        200,
+    )
     health = client.get(f"/v1/agents/{agent_id}").json["health"]
     assert health["state"] == "up" and health["uptime24h"] == 1.0 and health["checkedAt"].endswith("Z")
     client.post(f"/v1/agents/{agent_id}/check", headers=auth)

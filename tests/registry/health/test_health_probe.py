@@ -103,9 +103,22 @@ def test_a_stopped_agent_is_down_and_up_again_once_restarted(probe, sdk_agents):
         (rpc_error(-32603, "Internal error"), "up", "ok", 200, -32603),
         (TASK_NOT_FOUND, "up", "ok", 200, -32001),
     ],
-    ids=["500", "502-json", "html", "404-html", "json-not-rpc", "redirect", "bearer", "403",
-         "version-not-supported", "method-not-found", "invalid-request-wrong-id", "wrong-id", "internal-error",
-         "task-not-found"],
+    ids=[
+        "500",
+        "502-json",
+        "html",
+        "404-html",
+        "json-not-rpc",
+        "redirect",
+        "bearer",
+        "403",
+        "version-not-supported",
+        "method-not-found",
+        "invalid-request-wrong-id",
+        "wrong-id",
+        "internal-error",
+        "task-not-found",
+    ],
 )
 def test_plain_agents_get_the_state_issue_5_gives_them(probe, behaviour, outcome, reason, status, code):
     agent = PlainAgent(behaviour)
@@ -130,7 +143,11 @@ def test_an_agent_that_never_answers_is_down_once_the_deadline_passes(services):
 
 def test_an_invalid_request_answered_with_a_null_id_is_a_protocol_mismatch(probe):
     def null_id(_request, _headers):  # type: ignore[no-untyped-def]
-        return 200, {"Content-Type": "application/json"}, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}'
+        return (
+            200,
+            {"Content-Type": "application/json"},
+            b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}',
+        )
 
     agent = PlainAgent(null_id)
     try:

@@ -36,8 +36,9 @@ def clock() -> FakeClock:
 def health(services, clock) -> HealthService:  # type: ignore[no-untyped-def]
     probe = HealthProbe(services.http, timeout=LOOPBACK_DEADLINE, slow_after=LOOPBACK_DEADLINE, clock=clock)
     policy = HealthPolicy(interval=INTERVAL, failures_before_down=2, successes_before_up=1, max_backoff=3600)
-    return HealthService(services.engine, probe, policy, lease_seconds=LEASE, retention=3600,
-                         clock=clock, rng=random.Random(7))
+    return HealthService(
+        services.engine, probe, policy, lease_seconds=LEASE, retention=3600, clock=clock, rng=random.Random(7)
+    )
 
 
 @pytest.fixture
@@ -68,7 +69,9 @@ def checks(services) -> int:  # type: ignore[no-untyped-def]
         return int(conn.scalar(select(func.count()).select_from(HealthCheck)))
 
 
-def test_a_real_agent_goes_down_after_two_failed_probes_and_up_when_it_returns(services, health, job, clock, actor, sdk_agent):
+def test_a_real_agent_goes_down_after_two_failed_probes_and_up_when_it_returns(
+    services, health, job, clock, actor, sdk_agent
+):
     agent_id = register(services, actor, sdk_agent)
     assert state(health, agent_id) == ("unknown", None)
     assert run_job(job).recorded == 1
@@ -146,7 +149,11 @@ def test_two_workers_at_once_never_probe_the_same_agent(services, health, actor)
         ids = [register(services, actor, agent, f"agent-{i}") for i in range(24)]
         reports: dict[str, object] = {}
         workers = [
-            threading.Thread(target=lambda name=name: reports.__setitem__(name, run_job(LeasedJob("h", 5, health, batch=3), owner=name)))
+            threading.Thread(
+                target=lambda name=name: reports.__setitem__(
+                    name, run_job(LeasedJob("h", 5, health, batch=3), owner=name)
+                )
+            )
             for name in ("worker-a", "worker-b")
         ]
         for thread in workers:
@@ -163,7 +170,9 @@ def test_two_workers_at_once_never_probe_the_same_agent(services, health, actor)
 
 def test_an_agent_without_a_json_rpc_interface_stays_unknown(services, health, job, clock, actor):
     card = make_card("gRPC only")
-    card["supportedInterfaces"] = [{"url": "https://grpc.example.com", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]
+    card["supportedInterfaces"] = [
+        {"url": "https://grpc.example.com", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+    ]
     agent_id = services.catalog.register_card(actor, card, "https://grpc.example.com/card.json").agent.id
     assert run_job(job).recorded == 1
     assert state(health, agent_id) == ("unknown", "noJsonRpcInterface")

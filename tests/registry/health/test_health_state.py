@@ -62,8 +62,12 @@ def test_since_moves_only_when_the_state_changes():
 
 
 def test_a_mix_of_live_and_dead_interfaces_is_degraded():
-    assert round_outcome([_result("up", "ok", 5), _result("down", "timeout", None)]) == RoundOutcome("degraded", "interfaceDown", 5)
-    assert round_outcome([_result("up", "ok", 5), _result("degraded", "protocolMismatch", 9)]) == RoundOutcome("degraded", "protocolMismatch", 9)
+    assert round_outcome([_result("up", "ok", 5), _result("down", "timeout", None)]) == RoundOutcome(
+        "degraded", "interfaceDown", 5
+    )
+    assert round_outcome([_result("up", "ok", 5), _result("degraded", "protocolMismatch", 9)]) == RoundOutcome(
+        "degraded", "protocolMismatch", 9
+    )
     assert round_outcome([_result("down", "timeout", None), _result("down", "serverError", 3)]).outcome == "down"
     assert round_outcome([_result("up", "authRequired", 4)]) == RoundOutcome("up", "authRequired", 4)
 

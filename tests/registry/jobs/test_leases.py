@@ -17,8 +17,10 @@ from tests.support.jobs import START
 @pytest.fixture
 def pks(services, writer_token) -> list[int]:  # type: ignore[no-untyped-def]
     actor = services.tokens.authenticate(writer_token)
-    ids = [services.catalog.register_card(actor, make_card(f"Agent {i}"), f"https://a{i}.example/card.json").agent.id
-           for i in range(6)]
+    ids = [
+        services.catalog.register_card(actor, make_card(f"Agent {i}"), f"https://a{i}.example/card.json").agent.id
+        for i in range(6)
+    ]
     with services.engine.begin() as conn:
         for minutes, agent_id in enumerate(ids):  # due one minute apart, the last one an hour ahead
             due = START + dt.timedelta(minutes=minutes - 4 if minutes < 5 else 60)

@@ -102,12 +102,20 @@ def test_two_worker_processes_probe_every_agent_exactly_once(services, writer_to
         for i in range(40):
             card = make_card(f"Agent {i}", url=agent.rpc_url)
             services.catalog.register_card(actor, card, f"{agent.base_url}/{i}/agent-card.json")
-        env = {**os.environ, "AGENTDEX_DATABASE_URL": database_url, "AGENTDEX_SECRET_KEY": "x" * 32,
-               "AGENTDEX_ALLOWED_NETWORKS": "127.0.0.0/8", "AGENTDEX_ALLOW_HTTP": "true",
-               "AGENTDEX_WORKER_THREADS": "4", "AGENTDEX_HEALTH_TIMEOUT": "2"}
+        env = {
+            **os.environ,
+            "AGENTDEX_DATABASE_URL": database_url,
+            "AGENTDEX_SECRET_KEY": "x" * 32,
+            "AGENTDEX_ALLOWED_NETWORKS": "127.0.0.0/8",
+            "AGENTDEX_ALLOW_HTTP": "true",
+            "AGENTDEX_WORKER_THREADS": "4",
+            "AGENTDEX_HEALTH_TIMEOUT": "2",
+        }
         command = [str(AGENTDEX), "worker", "--once", "--job", "health-probe"]
-        workers = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                   for _ in range(2)]
+        workers = [
+            subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]
         outputs = [w.communicate(timeout=120) for w in workers]
     finally:
         agent.stop()

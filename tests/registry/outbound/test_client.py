@@ -70,7 +70,7 @@ def test_repeated_header_fields_are_joined(servers: Servers, make_client: Client
     server = servers.start({"/": twice})
     response = make_client().get(server.url("/"))
     assert response.headers["link"] == "<a>, <b>"
-    assert response.headers.get_all("LINK") == ["<a>", "<b>"]
+    assert response.headers.getlist("LINK") == ["<a>", "<b>"]
 
 
 @pytest.mark.parametrize("body", [b"<html>", b"", b'{"a": NaN}', b"\xff\xfe{", b"[" * 100_000])
@@ -127,7 +127,13 @@ def test_a_connection_the_server_closed_is_replaced(servers: Servers, make_clien
 
 @pytest.mark.parametrize(
     "overrides",
-    [{"total_timeout": 0}, {"read_timeout": -1}, {"max_response_bytes": 0}, {"max_redirects": -1}, {"user_agent": "a\r\nb"}],
+    [
+        {"total_timeout": 0},
+        {"read_timeout": -1},
+        {"max_response_bytes": 0},
+        {"max_redirects": -1},
+        {"user_agent": "a\r\nb"},
+    ],
 )
 def test_a_nonsensical_policy_is_rejected(overrides: dict[str, object]) -> None:
     with pytest.raises(ValueError):

@@ -34,7 +34,9 @@ def trickle_headers(exchange: Exchange) -> None:
 def flood(chunked: bool) -> Route:
     def route(exchange: Exchange) -> None:
         exchange.send_response(200)
-        exchange.send_header("Transfer-Encoding" if chunked else "Content-Length", "chunked" if chunked else str(FIFTY_MB))
+        exchange.send_header(
+            "Transfer-Encoding" if chunked else "Content-Length", "chunked" if chunked else str(FIFTY_MB)
+        )
         exchange.end_headers()
         block = b"x" * 65536
         frame = b"%x\r\n%s\r\n" % (len(block), block) if chunked else block

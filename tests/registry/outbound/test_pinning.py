@@ -86,8 +86,10 @@ def test_https_keeps_sni_and_certificate_checks_for_the_name(tls_server: TlsServ
     server, ca_bundle, sni_seen = tls_server.server, tls_server.ca_bundle, tls_server.sni_seen
     resolver = fixed_resolver({"agent.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})
     policy = OutboundPolicy(
-        allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),), ca_bundle=str(ca_bundle),
-        read_timeout=1.0, total_timeout=2.0,
+        allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),),
+        ca_bundle=str(ca_bundle),
+        read_timeout=1.0,
+        total_timeout=2.0,
     )
     with SafeHttpClient(policy, resolver=resolver) as client:
         response = client.get(f"https://agent.test:{server.port}/who")

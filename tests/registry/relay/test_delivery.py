@@ -23,8 +23,14 @@ def job(relay):
 
 @pytest.fixture
 def sub(client, relay_auth, push_agent, receiver):
-    return subscribe(client, relay_auth, push_agent, receiver.url, targetToken="client-token",
-                     targetAuthorization="Bearer client-credential")
+    return subscribe(
+        client,
+        relay_auth,
+        push_agent,
+        receiver.url,
+        targetToken="client-token",
+        targetAuthorization="Bearer client-credential",
+    )
 
 
 def _messages(services):
@@ -35,10 +41,14 @@ def _messages(services):
 def _attempts(services, message_id):
     with services.sessions() as session:
         pk = session.scalar(select(RelayMessage.pk).where(RelayMessage.id == message_id))
-        return list(session.scalars(select(RelayAttempt).where(RelayAttempt.message_pk == pk).order_by(RelayAttempt.id)))
+        return list(
+            session.scalars(select(RelayAttempt).where(RelayAttempt.message_pk == pk).order_by(RelayAttempt.id))
+        )
 
 
-def test_delivers_the_body_unchanged_with_client_credentials_and_a_valid_signature(client, sub, job, receiver, relay, clock):
+def test_delivers_the_body_unchanged_with_client_credentials_and_a_valid_signature(
+    client, sub, job, receiver, relay, clock
+):
     body = status_update("task-1", "TASK_STATE_COMPLETED")
     accepted = push(client, sub, body).json
     report = run_job(job)
@@ -236,15 +246,17 @@ def test_prune_removes_finished_messages_past_retention(client, sub, job, relay,
 
 def _until_done_or_waiting_for_a_lock(thread: threading.Thread, engine) -> None:  # type: ignore[no-untyped-def]
     """Return once `thread` has finished or its transaction waits for a lock another one holds."""
-    waiting = text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                   "AND wait_event_type = 'Lock'")
+    waiting = text(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+    )
     with engine.connect() as conn:
         while thread.is_alive() and not conn.scalar(waiting):
             thread.join(timeout=0.01)
 
 
-def test_deleting_a_subscription_while_a_worker_records_its_410(client, app, relay_auth, sub, job, receiver, relay,
-                                                                services):
+def test_deleting_a_subscription_while_a_worker_records_its_410(
+    client, app, relay_auth, sub, job, receiver, relay, services
+):
     """The worker holds its messages (the one it ended, the next of the task it made due) and is about to
     disable the subscription, because the target answered 410, when its owner deletes it. Neither may wait
     for the other: PostgreSQL would abort one of them (the DELETE answering 500)."""
@@ -256,8 +268,11 @@ def test_deleting_a_subscription_while_a_worker_records_its_410(client, app, rel
     (due,) = relay.outbox.claim("worker", 10)
     outcome = relay.outbox.perform(due)
     answers: list[int] = []
-    deleting = threading.Thread(target=lambda: answers.append(
-        app.test_client().delete(f"/v1/relay/subscriptions/{sub['id']}", headers=relay_auth).status_code))
+    deleting = threading.Thread(
+        target=lambda: answers.append(
+            app.test_client().delete(f"/v1/relay/subscriptions/{sub['id']}", headers=relay_auth).status_code
+        )
+    )
     recorder = threading.get_ident()
 
     def before(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]

@@ -34,7 +34,9 @@ def _stored(services):
         return list(session.scalars(select(RelayMessage).order_by(RelayMessage.pk)))
 
 
-@pytest.mark.parametrize("body", [V03_TASK, *V1_BODIES], ids=["v0.3-task", "task", "statusUpdate", "artifactUpdate", "message"])
+@pytest.mark.parametrize(
+    "body", [V03_TASK, *V1_BODIES], ids=["v0.3-task", "task", "statusUpdate", "artifactUpdate", "message"]
+)
 def test_accepts_v03_tasks_and_v1_stream_responses(client, sub, services, body):
     response = push(client, sub, body)
     assert response.status_code == 202, response.json
@@ -85,8 +87,9 @@ def test_401_for_a_wrong_or_missing_secret(client, sub, services):
 
 
 def test_404_for_an_unknown_subscription(client, sub):
-    response = client.post("/relay/sub_unknown", json=status_update("task-1"),
-                           headers={"X-A2A-Notification-Token": sub["relayToken"]})
+    response = client.post(
+        "/relay/sub_unknown", json=status_update("task-1"), headers={"X-A2A-Notification-Token": sub["relayToken"]}
+    )
     assert response.status_code == 404
 
 
@@ -112,12 +115,19 @@ def test_413_for_a_chunked_body_that_grows_over_the_limit(client, sub, services)
     the limit is never taken for the whole notification)."""
     limit = services.settings.relay.max_body_bytes
     body = json.dumps({**status_update("task-1"), "pad": "x" * limit}).encode()
-    response = client.post(f"/relay/{sub['id']}", input_stream=io.BytesIO(body), content_type="application/json",
-                           headers={"X-A2A-Notification-Token": sub["relayToken"], "Transfer-Encoding": "chunked"},
-                           environ_overrides={"wsgi.input_terminated": True})
+    response = client.post(
+        f"/relay/{sub['id']}",
+        input_stream=io.BytesIO(body),
+        content_type="application/json",
+        headers={"X-A2A-Notification-Token": sub["relayToken"], "Transfer-Encoding": "chunked"},
+        environ_overrides={"wsgi.input_terminated": True},
+    )
     assert response.status_code == 413, response.json
-    assert response.json["error"] == {"code": "payload_too_large", "details": {"limit": limit},
-                                      "message": f"the notification is over the limit of {limit} bytes"}
+    assert response.json["error"] == {
+        "code": "payload_too_large",
+        "details": {"limit": limit},
+        "message": f"the notification is over the limit of {limit} bytes",
+    }
     assert _stored(services) == []
 
 
@@ -125,8 +135,11 @@ def test_other_methods_and_paths_under_relay_get_the_error_envelope(client, sub)
     read = client.get(f"/relay/{sub['id']}")
     assert read.status_code == 405 and read.json["error"]["code"] == "method_not_allowed"
     assert read.headers["Allow"] == "POST"
-    nested = client.post(f"/relay/{sub['id']}/more", json=status_update("task-1"),
-                         headers={"X-A2A-Notification-Token": sub["relayToken"]})
+    nested = client.post(
+        f"/relay/{sub['id']}/more",
+        json=status_update("task-1"),
+        headers={"X-A2A-Notification-Token": sub["relayToken"]},
+    )
     assert nested.status_code == 404 and nested.json["error"]["code"] == "not_found"
 
 
@@ -144,12 +157,19 @@ def test_a_failure_inside_the_relay_is_a_500_in_the_envelope_and_logged(client, 
 def test_a_wrong_secret_is_told_how_to_authenticate(client, sub):
     response = push(client, sub, status_update("task-1"), token="adxr_wrong")
     assert response.headers["WWW-Authenticate"] == 'Bearer realm="agentdex"'
-    assert response.json["error"]["code"] == "unauthorized" and "X-A2A-Notification-Token" in response.json["error"]["message"]
+    assert (
+        response.json["error"]["code"] == "unauthorized"
+        and "X-A2A-Notification-Token" in response.json["error"]["message"]
+    )
 
 
 def test_415_when_not_json(client, sub):
-    response = client.post(f"/relay/{sub['id']}", data="task done", content_type="text/plain",
-                           headers={"X-A2A-Notification-Token": sub["relayToken"]})
+    response = client.post(
+        f"/relay/{sub['id']}",
+        data="task done",
+        content_type="text/plain",
+        headers={"X-A2A-Notification-Token": sub["relayToken"]},
+    )
     assert response.status_code == 415
     assert response.json["error"]["code"] == "unsupported_media_type"
 
@@ -164,8 +184,16 @@ def test_429_over_the_per_subscription_rate(client, sub, ticker):
     assert push(client, sub, status_update("task-1")).status_code == 202
 
 
-@pytest.mark.parametrize("body", [[1, 2], {"hello": "world"}, {"task": "not an object"},
-                                  {"statusUpdate": {"contextId": "c"}}, {"task": {"id": "x"}, "message": {}}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        [1, 2],
+        {"hello": "world"},
+        {"task": "not an object"},
+        {"statusUpdate": {"contextId": "c"}},
+        {"task": {"id": "x"}, "message": {}},
+    ],
+)
 def test_422_for_bodies_that_are_no_push_notification(client, relay_auth, push_agent, receiver, body):
     any_task = subscribe(client, relay_auth, push_agent, receiver.url)
     response = push(client, any_task, body)
@@ -174,8 +202,12 @@ def test_422_for_bodies_that_are_no_push_notification(client, relay_auth, push_a
 
 
 def test_400_for_malformed_json(client, sub):
-    response = client.post(f"/relay/{sub['id']}", data=b'{"task": ', content_type="application/json",
-                           headers={"X-A2A-Notification-Token": sub["relayToken"]})
+    response = client.post(
+        f"/relay/{sub['id']}",
+        data=b'{"task": ',
+        content_type="application/json",
+        headers={"X-A2A-Notification-Token": sub["relayToken"]},
+    )
     assert response.status_code == 400
 
 

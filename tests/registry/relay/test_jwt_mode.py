@@ -34,14 +34,21 @@ def sub(client, auth, relay_auth, card_server, receiver):  # type: ignore[no-unt
 
 def _jwt(key: Any, clock: Any, audience: str, body: bytes, **changes: Any) -> str:
     now = int(clock().timestamp())
-    claims = {"aud": audience, "iat": now, "exp": now + 120, "jti": str(uuid.uuid4()),
-              "request_body_sha256": hashlib.sha256(body).hexdigest(), **changes}
+    claims = {
+        "aud": audience,
+        "iat": now,
+        "exp": now + 120,
+        "jti": str(uuid.uuid4()),
+        "request_body_sha256": hashlib.sha256(body).hexdigest(),
+        **changes,
+    }
     claims = {name: value for name, value in claims.items() if value is not None}
     jose_key = (OKPKey if key.algorithm.value == "EdDSA" else ECKey).import_key(key.private_key)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return jwt.encode({"alg": key.algorithm.value, "kid": key.kid}, claims, jose_key,
-                          algorithms=[key.algorithm.value])
+        return jwt.encode(
+            {"alg": key.algorithm.value, "kid": key.kid}, claims, jose_key, algorithms=[key.algorithm.value]
+        )
 
 
 def _post(client: Any, sub: dict[str, Any], body: bytes, token: str | None, relay_token: str | None = None) -> Any:
@@ -69,14 +76,18 @@ def test_the_relay_token_is_still_required(client, sub, agent_key, clock):
     assert _post(client, sub, BODY, _jwt(agent_key, clock, sub["relayUrl"], BODY), "adxr_wrong").status_code == 401
 
 
-@pytest.mark.parametrize("changes", [
-    {"aud": "https://elsewhere.example.com/relay/x"},
-    {"iat": -600},  # relative to now
-    {"exp": 0},
-    {"exp": 3600},  # lives longer than the 5 minutes allowed
-    {"jti": None},
-    {"request_body_sha256": hashlib.sha256(b"another body").hexdigest()},
-], ids=["aud", "stale-iat", "expired", "long-lived", "no-jti", "body-hash"])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"aud": "https://elsewhere.example.com/relay/x"},
+        {"iat": -600},  # relative to now
+        {"exp": 0},
+        {"exp": 3600},  # lives longer than the 5 minutes allowed
+        {"jti": None},
+        {"request_body_sha256": hashlib.sha256(b"another body").hexdigest()},
+    ],
+    ids=["aud", "stale-iat", "expired", "long-lived", "no-jti", "body-hash"],
+)
 def test_401_for_claims_out_of_bounds(client, sub, agent_key, clock, changes):
     now = int(clock().timestamp())
     relative = {k: (now + v if k in ("iat", "exp") else v) for k, v in changes.items()}
@@ -98,12 +109,21 @@ def test_401_when_the_key_is_not_bound_to_the_card(client, sub, agent_key, clock
 def test_401_for_a_jku_outside_the_agents_origins(client, sub, agent_key, clock):
     other = generate_key("EdDSA")
     now = int(clock().timestamp())
-    claims = {"aud": sub["relayUrl"], "iat": now, "exp": now + 60, "jti": "j1",
-              "request_body_sha256": hashlib.sha256(BODY).hexdigest()}
+    claims = {
+        "aud": sub["relayUrl"],
+        "iat": now,
+        "exp": now + 60,
+        "jti": "j1",
+        "request_body_sha256": hashlib.sha256(BODY).hexdigest(),
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        token = jwt.encode({"alg": "EdDSA", "kid": other.kid, "jku": "https://attacker.example.com/jwks.json"},
-                           claims, OKPKey.import_key(other.private_key), algorithms=["EdDSA"])
+        token = jwt.encode(
+            {"alg": "EdDSA", "kid": other.kid, "jku": "https://attacker.example.com/jwks.json"},
+            claims,
+            OKPKey.import_key(other.private_key),
+            algorithms=["EdDSA"],
+        )
     assert _post(client, sub, BODY, token).status_code == 401
 
 

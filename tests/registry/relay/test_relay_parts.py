@@ -11,42 +11,65 @@ from hypothesis import strategies as st
 
 from registry.relay import InvalidNotification
 from registry.relay.bodies import classify
-from registry.relay.rate_limit import RateLimiter
-from registry.relay.relay_tokens import TokenHashes, hash_relay_token, new_relay_token
-from registry.relay.retry_policy import RetryPolicy, parse_retry_after
+from registry.relay.delivery import RetryPolicy, parse_retry_after
+from registry.relay.ingress import RateLimiter
 from registry.relay.secret_box import SecretBox, SecretBoxError
+from registry.relay.subscriptions import TokenHashes, hash_relay_token, new_relay_token
 from registry.settings import DEFAULT_RETRY_SCHEDULE, RelaySettings, Settings, SettingsError
 
 NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 
 
-@pytest.mark.parametrize(("body", "kind", "task"), [
-    ({"task": {"id": "t1"}}, "task", "t1"),
-    ({"statusUpdate": {"taskId": "t1"}}, "statusUpdate", "t1"),
-    ({"status_update": {"task_id": "t1"}}, "statusUpdate", "t1"),
-    ({"artifactUpdate": {"taskId": "t1"}}, "artifactUpdate", "t1"),
-    ({"message": {"messageId": "m"}}, "message", None),
-    ({"id": "t1", "status": {"state": "completed"}, "kind": "task"}, "task", "t1"),
-    ({"id": "t1", "status": {"state": "working"}}, "task", "t1"),  # 0.2-era Task without kind
-    ({"kind": "status-update", "taskId": "t1", "status": {}}, "statusUpdate", "t1"),
-])
+@pytest.mark.parametrize(
+    ("body", "kind", "task"),
+    [
+        ({"task": {"id": "t1"}}, "task", "t1"),
+        ({"statusUpdate": {"taskId": "t1"}}, "statusUpdate", "t1"),
+        ({"status_update": {"task_id": "t1"}}, "statusUpdate", "t1"),
+        ({"artifactUpdate": {"taskId": "t1"}}, "artifactUpdate", "t1"),
+        ({"message": {"messageId": "m"}}, "message", None),
+        ({"id": "t1", "status": {"state": "completed"}, "kind": "task"}, "task", "t1"),
+        ({"id": "t1", "status": {"state": "working"}}, "task", "t1"),  # 0.2-era Task without kind
+        ({"kind": "status-update", "taskId": "t1", "status": {}}, "statusUpdate", "t1"),
+    ],
+)
 def test_classify_reads_kind_and_task(body, kind, task):
     found = classify(body)
     assert (found.kind, found.task_id) == (kind, task)
 
 
-@pytest.mark.parametrize("body", [{"kind": ["task"]}, {"kind": {}}, {"id": "t", "status": {}, "kind": "weird"},
-                                  {"id": ["t"], "status": 1}, {"status": {}}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"kind": ["task"]},
+        {"kind": {}},
+        {"id": "t", "status": {}, "kind": "weird"},
+        {"id": ["t"], "status": 1},
+        {"status": {}},
+    ],
+)
 def test_classify_refuses_odd_shapes_with_a_typed_error(body):
     with pytest.raises(InvalidNotification):
         classify(body)
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                    lambda inner: st.lists(inner, max_size=3)
-                    | st.dictionaries(st.sampled_from(["kind", "id", "status", "taskId", "task", "statusUpdate", "message",
-                                                       "artifactUpdate", "x"]) | st.text(max_size=6), inner, max_size=4),
-                    max_leaves=12))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(
+                    ["kind", "id", "status", "taskId", "task", "statusUpdate", "message", "artifactUpdate", "x"]
+                )
+                | st.text(max_size=6),
+                inner,
+                max_size=4,
+            )
+        ),
+        max_leaves=12,
+    )
+)
 def test_classify_either_answers_or_refuses_with_a_typed_error(body):
     try:
         found = classify(body)
@@ -106,12 +129,20 @@ def test_retry_after_reads_seconds_and_http_dates():
 
 
 def test_relay_settings_from_the_environment():
-    env = {"AGENTDEX_SECRET_KEY": "x" * 20, "AGENTDEX_DATABASE_URL": "postgresql://db/x",
-           "AGENTDEX_RELAY_RETRY_SCHEDULE": "0,1,2", "AGENTDEX_RELAY_JITTER": "0", "AGENTDEX_RELAY_RATE": "9.5"}
+    env = {
+        "AGENTDEX_SECRET_KEY": "x" * 20,
+        "AGENTDEX_DATABASE_URL": "postgresql://db/x",
+        "AGENTDEX_RELAY_RETRY_SCHEDULE": "0,1,2",
+        "AGENTDEX_RELAY_JITTER": "0",
+        "AGENTDEX_RELAY_RATE": "9.5",
+    }
     relay = Settings.from_env(env).relay
     assert (relay.retry_schedule, relay.jitter, relay.rate) == ((0.0, 1.0, 2.0), 0.0, 9.5)
-    for bad in ({"AGENTDEX_RELAY_RETRY_SCHEDULE": "0,soon"}, {"AGENTDEX_RELAY_JITTER": "1.5"},
-                {"AGENTDEX_RELAY_LEASE_SECONDS": "10"}):
+    for bad in (
+        {"AGENTDEX_RELAY_RETRY_SCHEDULE": "0,soon"},
+        {"AGENTDEX_RELAY_JITTER": "1.5"},
+        {"AGENTDEX_RELAY_LEASE_SECONDS": "10"},
+    ):
         with pytest.raises(SettingsError):
             Settings.from_env({**env, **bad})
     assert RelaySettings().max_body_bytes == 256 * 1024

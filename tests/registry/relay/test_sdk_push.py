@@ -69,15 +69,28 @@ def worker(services, recorded) -> Iterator[Worker]:  # type: ignore[no-untyped-d
 
 
 def test_sdk_agent_push_notifications_reach_the_client_through_the_relay(
-    services, live, worker, recorded, sdk_agent, receiver, auth, relay_auth,  # type: ignore[no-untyped-def]
+    services,
+    live,
+    worker,
+    recorded,
+    sdk_agent,
+    receiver,
+    auth,
+    relay_auth,  # type: ignore[no-untyped-def]
 ):
     api = requests.Session()
     registered = api.post(f"{live.base_url}/v1/agents", json={"url": sdk_agent.base_url}, headers=auth)
     assert registered.status_code == 201, registered.text
     assert registered.json()["capabilities"]["pushNotifications"] is True
-    sub = api.post(f"{live.base_url}/v1/relay/subscriptions", headers=relay_auth, json={
-        "agentId": registered.json()["id"], "targetUrl": receiver.url, "targetToken": "client-secret-token",
-    }).json()
+    sub = api.post(
+        f"{live.base_url}/v1/relay/subscriptions",
+        headers=relay_auth,
+        json={
+            "agentId": registered.json()["id"],
+            "targetUrl": receiver.url,
+            "targetToken": "client-secret-token",
+        },
+    ).json()
 
     results = asyncio.run(send_with_push(sdk_agent, sub["relayUrl"], sub["relayToken"]))
     assert results[-1].task.status.state == 3  # TASK_STATE_COMPLETED
@@ -100,8 +113,11 @@ def test_sdk_agent_push_notifications_reach_the_client_through_the_relay(
 def test_the_agent_is_refused_without_the_relay_token(services, live, sdk_agent, receiver, auth, relay_auth):  # type: ignore[no-untyped-def]
     api = requests.Session()
     agent_id = api.post(f"{live.base_url}/v1/agents", json={"url": sdk_agent.base_url}, headers=auth).json()["id"]
-    sub = api.post(f"{live.base_url}/v1/relay/subscriptions", headers=relay_auth,
-                   json={"agentId": agent_id, "targetUrl": receiver.url}).json()
+    sub = api.post(
+        f"{live.base_url}/v1/relay/subscriptions",
+        headers=relay_auth,
+        json={"agentId": agent_id, "targetUrl": receiver.url},
+    ).json()
     asyncio.run(send_with_push(sdk_agent, sub["relayUrl"], "adxr_not-the-token"))
     assert sdk_agent.sent  # the agent did push
     listed = api.get(f"{live.base_url}/v1/relay/subscriptions/{sub['id']}/messages", headers=relay_auth).json()

@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from registry.app import create_app
 from registry.container import build_services
-from registry.relay.relay_tokens import TOKEN_PREFIX, hash_relay_token
+from registry.relay.subscriptions import TOKEN_PREFIX, hash_relay_token
 from registry.schema import RelaySubscription
 from tests.registry.relay.conftest import register_agent, subscribe
 
@@ -20,8 +20,15 @@ pytestmark = pytest.mark.usefixtures("relay")
 
 
 def test_create_returns_relay_url_and_a_token_shown_once(client, relay_auth, push_agent, receiver, services):
-    sub = subscribe(client, relay_auth, push_agent, receiver.url, taskId="task-1", targetToken="client-secret",
-                    targetAuthorization="Bearer client-jwt")
+    sub = subscribe(
+        client,
+        relay_auth,
+        push_agent,
+        receiver.url,
+        taskId="task-1",
+        targetToken="client-secret",
+        targetAuthorization="Bearer client-jwt",
+    )
     assert sub["relayUrl"] == f"http://localhost/relay/{sub['id']}"
     assert (sub["agentId"], sub["taskId"], sub["authMode"], sub["status"]) == (push_agent, "task-1", "token", "active")
     assert sub["hasTargetToken"] and sub["hasTargetAuthorization"]
@@ -57,8 +64,9 @@ def test_delete_stops_the_relay_url(client, relay_auth, push_agent, receiver):
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
     assert client.delete(f"/v1/relay/subscriptions/{sub['id']}", headers=relay_auth).status_code == 204
     assert client.get(f"/v1/relay/subscriptions/{sub['id']}", headers=relay_auth).status_code == 404
-    response = client.post(f"/relay/{sub['id']}", json={"task": {"id": "t"}},
-                           headers={"X-A2A-Notification-Token": sub["relayToken"]})
+    response = client.post(
+        f"/relay/{sub['id']}", json={"task": {"id": "t"}}, headers={"X-A2A-Notification-Token": sub["relayToken"]}
+    )
     assert response.status_code == 404
 
 
@@ -71,46 +79,60 @@ def test_status_can_be_changed_by_the_owner(client, relay_auth, push_agent, rece
 
 
 def test_needs_the_relay_scope(client, auth, push_agent, receiver):
-    response = client.post("/v1/relay/subscriptions", json={"agentId": push_agent, "targetUrl": receiver.url}, headers=auth)
+    response = client.post(
+        "/v1/relay/subscriptions", json={"agentId": push_agent, "targetUrl": receiver.url}, headers=auth
+    )
     assert response.status_code == 403
     assert client.get("/v1/relay/subscriptions").status_code == 401
 
 
 def test_refused_when_the_card_does_not_push(client, auth, relay_auth, receiver):
     agent_id = register_agent(client, auth, push=False, name="Quiet")
-    response = client.post("/v1/relay/subscriptions", json={"agentId": agent_id, "targetUrl": receiver.url},
-                           headers=relay_auth)
+    response = client.post(
+        "/v1/relay/subscriptions", json={"agentId": agent_id, "targetUrl": receiver.url}, headers=relay_auth
+    )
     assert response.status_code == 422
     assert response.json["error"]["code"] == "push_not_supported"
 
 
 def test_refused_for_an_unknown_agent(client, relay_auth, receiver):
-    response = client.post("/v1/relay/subscriptions", json={"agentId": "nope", "targetUrl": receiver.url},
-                           headers=relay_auth)
+    response = client.post(
+        "/v1/relay/subscriptions", json={"agentId": "nope", "targetUrl": receiver.url}, headers=relay_auth
+    )
     assert response.status_code == 404
 
 
-@pytest.mark.parametrize("target", [
-    "http://10.1.2.3/hook",  # private
-    "http://169.254.169.254/latest/meta-data",  # link-local / cloud metadata
-    "http://[::1]:8080/hook",  # loopback outside the allowlisted 127.0.0.0/8
-    "http://100.64.0.1/hook",  # CGNAT
-    "ftp://127.0.0.1/hook",
-    "http://user:pw@127.0.0.1/hook",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://10.1.2.3/hook",  # private
+        "http://169.254.169.254/latest/meta-data",  # link-local / cloud metadata
+        "http://[::1]:8080/hook",  # loopback outside the allowlisted 127.0.0.0/8
+        "http://100.64.0.1/hook",  # CGNAT
+        "ftp://127.0.0.1/hook",
+        "http://user:pw@127.0.0.1/hook",
+    ],
+)
 def test_refused_when_the_target_fails_the_outbound_policy(client, relay_auth, push_agent, target):
-    response = client.post("/v1/relay/subscriptions", json={"agentId": push_agent, "targetUrl": target},
-                           headers=relay_auth)
+    response = client.post(
+        "/v1/relay/subscriptions", json={"agentId": push_agent, "targetUrl": target}, headers=relay_auth
+    )
     assert response.status_code == 422, response.json
     assert response.json["error"]["code"] == "target_refused"
 
 
 def test_plain_http_target_refused_unless_allowed(settings, relay_auth, push_agent, receiver):
-    strict = build_services(dataclasses.replace(settings, allow_http=False,
-                                                allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),)))
+    strict = build_services(
+        dataclasses.replace(settings, allow_http=False, allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),))
+    )
     try:
-        response = create_app(services=strict).test_client().post(
-            "/v1/relay/subscriptions", json={"agentId": push_agent, "targetUrl": receiver.url}, headers=relay_auth)
+        response = (
+            create_app(services=strict)
+            .test_client()
+            .post(
+                "/v1/relay/subscriptions", json={"agentId": push_agent, "targetUrl": receiver.url}, headers=relay_auth
+            )
+        )
     finally:
         strict.close()
     assert response.status_code == 422
@@ -120,8 +142,11 @@ def test_plain_http_target_refused_unless_allowed(settings, relay_auth, push_age
 @pytest.mark.parametrize("field", ["targetToken", "targetAuthorization"])
 @pytest.mark.parametrize("value", ["a\r\nX-Injected: 1", "a\nb", "a\rb"])
 def test_refused_when_a_header_value_has_cr_or_lf(client, relay_auth, push_agent, receiver, field, value):
-    response = client.post("/v1/relay/subscriptions",
-                           json={"agentId": push_agent, "targetUrl": receiver.url, field: value}, headers=relay_auth)
+    response = client.post(
+        "/v1/relay/subscriptions",
+        json={"agentId": push_agent, "targetUrl": receiver.url, field: value},
+        headers=relay_auth,
+    )
     assert response.status_code == 422
     assert response.json["error"]["details"]["field"] == field
 
@@ -129,13 +154,17 @@ def test_refused_when_a_header_value_has_cr_or_lf(client, relay_auth, push_agent
 def test_refused_for_an_unknown_field_or_auth_mode(client, relay_auth, push_agent, receiver):
     base = {"agentId": push_agent, "targetUrl": receiver.url}
     assert client.post("/v1/relay/subscriptions", json={**base, "secret": "x"}, headers=relay_auth).status_code == 400
-    assert client.post("/v1/relay/subscriptions", json={**base, "authMode": "hmac"}, headers=relay_auth).status_code == 422
+    assert (
+        client.post("/v1/relay/subscriptions", json={**base, "authMode": "hmac"}, headers=relay_auth).status_code == 422
+    )
 
 
 def test_public_url_makes_the_relay_url(settings, services, relay_auth, push_agent, receiver):
     services.settings = dataclasses.replace(services.settings, public_url="https://relay.example.com")
     client = create_app(services=services).test_client()
-    assert subscribe(client, relay_auth, push_agent, receiver.url)["relayUrl"].startswith("https://relay.example.com/relay/sub_")
+    assert subscribe(client, relay_auth, push_agent, receiver.url)["relayUrl"].startswith(
+        "https://relay.example.com/relay/sub_"
+    )
 
 
 def test_every_relay_route_is_in_the_openapi_document(app, client):

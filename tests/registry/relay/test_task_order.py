@@ -32,12 +32,15 @@ def job(relay):  # type: ignore[no-untyped-def]
 
 def _due(services) -> dict[str, bool]:  # type: ignore[no-untyped-def]
     with services.engine.connect() as conn:
-        return {row.id: row.due_at is not None
-                for row in conn.execute(select(RelayMessage.id, RelayMessage.due_at).where(RelayMessage.state == "pending"))}
+        return {
+            row.id: row.due_at is not None
+            for row in conn.execute(select(RelayMessage.id, RelayMessage.due_at).where(RelayMessage.state == "pending"))
+        }
 
 
 def test_only_the_head_of_a_task_is_due_and_the_next_becomes_due_when_it_is_delivered(
-        client, relay_auth, push_agent, receiver, job, services):
+    client, relay_auth, push_agent, receiver, job, services
+):
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
     first, second, third = (push(client, sub, status_update("a", str(n))).json["id"] for n in range(3))
     other = push(client, sub, status_update("b")).json["id"]
@@ -52,7 +55,9 @@ def test_only_the_head_of_a_task_is_due_and_the_next_becomes_due_when_it_is_deli
     assert [r.webhook_id for r in receiver.received if r.webhook_id != other][-3:] == [first, second, third]
 
 
-def test_a_replayed_message_goes_before_a_later_one_of_its_task(client, relay_auth, push_agent, receiver, job, services, clock):
+def test_a_replayed_message_goes_before_a_later_one_of_its_task(
+    client, relay_auth, push_agent, receiver, job, services, clock
+):
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
     first = push(client, sub, status_update("a")).json["id"]
     run_job(job)
@@ -69,7 +74,8 @@ def test_a_replayed_message_goes_before_a_later_one_of_its_task(client, relay_au
 
 
 def test_notifications_arriving_while_deliveries_end_are_all_delivered_in_order(
-        client, relay_auth, push_agent, receiver, job, relay, services):
+    client, relay_auth, push_agent, receiver, job, relay, services
+):
     """Pushers and a delivering worker race; no message may be left waiting for nothing."""
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
     tasks, per_pusher, pushers = 4, 50, 4
@@ -119,8 +125,9 @@ def _head_delivered_and_next_arriving(client, relay_auth, push_agent, receiver, 
     (due,) = relay.outbox.claim("worker", 10)
     outcome = relay.outbox.perform(due)
     body = json.dumps(status_update("a", "next")).encode()
-    arriving = threading.Thread(target=relay.ingress.accept,
-                                args=(Notification(sub["id"], body, (sub["relayToken"],), None, lambda: ""),))
+    arriving = threading.Thread(
+        target=relay.ingress.accept, args=(Notification(sub["id"], body, (sub["relayToken"],), None, lambda: ""),)
+    )
     return outcome, arriving
 
 
@@ -135,7 +142,8 @@ def _record_during(services, relay, outcome, arriving, engine_event: str, hook) 
 
 
 def test_a_notification_arriving_while_the_worker_ends_the_head_is_due_once_it_commits(
-        client, relay_auth, push_agent, receiver, relay, services):
+    client, relay_auth, push_agent, receiver, relay, services
+):
     """The race in-order delivery must survive: the worker has marked a task's head delivered but not
     committed, and the next notification of the task arrives. It must not wait for a head that is gone."""
     outcome, arriving = _head_delivered_and_next_arriving(client, relay_auth, push_agent, receiver, relay)
@@ -154,15 +162,30 @@ def _insert_messages(services, sub_id: str, rows: list[tuple[str, int, bool]]) -
     """(task, seq, due) rows written straight to the table, as concurrent writers could leave them."""
     with services.engine.begin() as conn:
         sub_pk = conn.scalar(select(RelaySubscription.pk).where(RelaySubscription.id == sub_id))
-        conn.execute(insert(RelayMessage), [
-            {"id": f"msg_{task}_{seq}", "subscription_pk": sub_pk, "task_key": task, "seq": seq, "kind": "statusUpdate",
-             "body": b"{}", "received_at": START, "state": "pending", "due_at": START if due else None,
-             "attempts": 0, "replays": 0}
-            for task, seq, due in rows
-        ])
+        conn.execute(
+            insert(RelayMessage),
+            [
+                {
+                    "id": f"msg_{task}_{seq}",
+                    "subscription_pk": sub_pk,
+                    "task_key": task,
+                    "seq": seq,
+                    "kind": "statusUpdate",
+                    "body": b"{}",
+                    "received_at": START,
+                    "state": "pending",
+                    "due_at": START if due else None,
+                    "attempts": 0,
+                    "replays": 0,
+                }
+                for task, seq, due in rows
+            ],
+        )
 
 
-def test_two_due_messages_of_one_task_are_claimed_one_at_a_time(client, relay_auth, push_agent, receiver, relay, services):
+def test_two_due_messages_of_one_task_are_claimed_one_at_a_time(
+    client, relay_auth, push_agent, receiver, relay, services
+):
     """Two notifications of a task accepted at the same moment by two web processes may both be due."""
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
     _insert_messages(services, sub["id"], [("a", 1, True), ("a", 2, True), ("b", 1, True)])
@@ -177,8 +200,9 @@ def test_the_prune_job_makes_a_stranded_waiting_message_due(client, relay_auth, 
     assert _due(services) == {"msg_a_2": True, "msg_a_3": False}
 
 
-def test_the_prune_job_passes_over_a_stranded_message_a_worker_holds(client, relay_auth, push_agent, receiver, relay,
-                                                                     services):
+def test_the_prune_job_passes_over_a_stranded_message_a_worker_holds(
+    client, relay_auth, push_agent, receiver, relay, services
+):
     """The repair never waits for a row another transaction holds (a worker promoting it itself):
     waiting rows in two orders would deadlock. It takes the message at the next prune."""
     if services.engine.dialect.name != "postgresql":
@@ -214,8 +238,9 @@ def test_message_numbers_go_past_32_bits(client, relay_auth, push_agent, receive
         assert conn.scalar(select(func.max(RelayMessage.seq))) > high
 
 
-def test_bulk_replay_of_many_tasks_keeps_each_task_in_order(client, relay_auth, push_agent, receiver, job, services,
-                                                           clock, monkeypatch):
+def test_bulk_replay_of_many_tasks_keeps_each_task_in_order(
+    client, relay_auth, push_agent, receiver, job, services, clock, monkeypatch
+):
     monkeypatch.setattr("registry.relay.operations.REPLAY_TASKS_PER_TRANSACTION", 2)  # several transactions
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
     receiver.default = (500, {}, b"down")
@@ -238,14 +263,21 @@ def test_bulk_replay_of_many_tasks_keeps_each_task_in_order(client, relay_auth, 
 
 
 def test_a_notification_arriving_between_the_workers_write_and_its_promotion_is_due(
-        client, relay_auth, push_agent, receiver, relay, services):
+    client, relay_auth, push_agent, receiver, relay, services
+):
     """The window the worker's late task lock leaves: the notification commits before the lock."""
     outcome, arriving = _head_delivered_and_next_arriving(client, relay_auth, push_agent, receiver, relay)
     recorder, fired = threading.get_ident(), []
 
     def before(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
-        if threading.get_ident() == recorder and not fired and (
-                "pg_advisory_xact_lock(" in statement or statement.lstrip().startswith("UPDATE relay_messages SET due_at")):
+        if (
+            threading.get_ident() == recorder
+            and not fired
+            and (
+                "pg_advisory_xact_lock(" in statement
+                or statement.lstrip().startswith("UPDATE relay_messages SET due_at")
+            )
+        ):
             fired.append(statement)
             arriving.start()
             arriving.join(timeout=2.0)
@@ -255,7 +287,8 @@ def test_a_notification_arriving_between_the_workers_write_and_its_promotion_is_
 
 
 def test_a_worker_ending_the_head_while_a_notification_of_its_task_commits_makes_that_notification_due(
-        client, relay_auth, push_agent, receiver, relay, services):
+    client, relay_auth, push_agent, receiver, relay, services
+):
     """The other order of the race: the notification has found the head pending and is about to commit
     when the worker comes to end the head. The worker must wait for it, and then promote it."""
     outcome, arriving = _head_delivered_and_next_arriving(client, relay_auth, push_agent, receiver, relay)
@@ -298,14 +331,20 @@ def _parked_behind_a_replay(client, relay_auth, push_agent, receiver, job):  # t
 
 
 def test_a_message_made_to_wait_by_a_replay_keeps_its_retry_back_off(
-        client, relay_auth, push_agent, receiver, job, services, clock):
+    client, relay_auth, push_agent, receiver, job, services, clock
+):
     """A failed message waits again behind a replayed earlier one; once that is delivered, the failed one
     is due when its back-off (here the target's `Retry-After`) says, not at once."""
     sub, first, second = _parked_behind_a_replay(client, relay_auth, push_agent, receiver, job)
     assert _due(services) == {first: True, second: False}
-    listed = {m["id"]: m for m in client.get(f"/v1/relay/subscriptions/{sub['id']}/messages", headers=relay_auth).json["items"]}
+    listed = {
+        m["id"]: m
+        for m in client.get(f"/v1/relay/subscriptions/{sub['id']}/messages", headers=relay_auth).json["items"]
+    }
     assert (listed[second]["waitingForEarlier"], listed[second]["nextAttemptAt"]) == (True, None)
-    assert dt.datetime.fromisoformat(listed[second]["notBefore"].replace("Z", "+00:00")) == START + dt.timedelta(seconds=600)
+    assert dt.datetime.fromisoformat(listed[second]["notBefore"].replace("Z", "+00:00")) == START + dt.timedelta(
+        seconds=600
+    )
     assert (listed[first]["waitingForEarlier"], listed[first]["notBefore"]) == (False, None)
     run_job(job)
     assert [r.webhook_id for r in receiver.received] == [first, second, first]
@@ -318,7 +357,8 @@ def test_a_message_made_to_wait_by_a_replay_keeps_its_retry_back_off(
 
 
 def test_a_message_whose_back_off_ended_while_it_waited_is_due_when_promoted(
-        client, relay_auth, push_agent, receiver, job, services, clock):
+    client, relay_auth, push_agent, receiver, job, services, clock
+):
     _, first, second = _parked_behind_a_replay(client, relay_auth, push_agent, receiver, job)
     clock.advance(900)
     run_job(job)

@@ -34,9 +34,15 @@ def relay_settings() -> RelaySettings:
 @pytest.fixture
 def worker_env(settings) -> dict[str, str]:  # type: ignore[no-untyped-def]
     return {
-        **os.environ, "AGENTDEX_DATABASE_URL": settings.database_url, "AGENTDEX_SECRET_KEY": settings.secret_key,
-        "AGENTDEX_ALLOWED_NETWORKS": "127.0.0.0/8", "AGENTDEX_ALLOW_HTTP": "true", "AGENTDEX_RELAY_TICK": "0.2",
-        "AGENTDEX_RELAY_TIMEOUT": "1", "AGENTDEX_RELAY_CONNECT_TIMEOUT": "1", "AGENTDEX_RELAY_LEASE_SECONDS": str(LEASE),
+        **os.environ,
+        "AGENTDEX_DATABASE_URL": settings.database_url,
+        "AGENTDEX_SECRET_KEY": settings.secret_key,
+        "AGENTDEX_ALLOWED_NETWORKS": "127.0.0.0/8",
+        "AGENTDEX_ALLOW_HTTP": "true",
+        "AGENTDEX_RELAY_TICK": "0.2",
+        "AGENTDEX_RELAY_TIMEOUT": "1",
+        "AGENTDEX_RELAY_CONNECT_TIMEOUT": "1",
+        "AGENTDEX_RELAY_LEASE_SECONDS": str(LEASE),
         "AGENTDEX_WORKER_THREADS": "8",
     }
 
@@ -46,8 +52,12 @@ def start_worker(worker_env) -> Iterator:  # type: ignore[no-untyped-def]
     started: list[subprocess.Popen[bytes]] = []
 
     def start() -> subprocess.Popen[bytes]:
-        process = subprocess.Popen([str(AGENTDEX), "worker", "--job", "relay-delivery"], env=worker_env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [str(AGENTDEX), "worker", "--job", "relay-delivery"],
+            env=worker_env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         started.append(process)
         return process
 
@@ -58,8 +68,9 @@ def start_worker(worker_env) -> Iterator:  # type: ignore[no-untyped-def]
             process.wait(timeout=10)
 
 
-def test_a_worker_killed_mid_delivery_loses_nothing(relay, client, relay_auth, push_agent, receiver, services,
-                                                     start_worker):
+def test_a_worker_killed_mid_delivery_loses_nothing(
+    relay, client, relay_auth, push_agent, receiver, services, start_worker
+):
     sub = subscribe(client, relay_auth, push_agent, receiver.url)
 
     def accept(n: int) -> None:  # one task's messages from one agent thread, in order

@@ -8,7 +8,7 @@ from sqlalchemy import TableClause
 
 from registry.relay.catalog_tables import AGENTS as RELAY_AGENTS
 from registry.schema import Base
-from registry.trust.catalog_tables import AGENT_CARDS, AGENT_TERMS, AGENTS
+from registry.trust.models import AGENT_CARDS, AGENT_TERMS, AGENTS
 
 
 @pytest.mark.parametrize("view", [AGENTS, AGENT_CARDS, AGENT_TERMS, RELAY_AGENTS], ids=lambda view: view.name)

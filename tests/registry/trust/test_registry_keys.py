@@ -28,10 +28,21 @@ class Ticks:
         return self.now
 
 
-def registry_keys(services: Services, clock: FakeClock | None = None, ticks: Ticks | None = None,
-                  secret: str = "test-secret-key-0123456789", key_dir: Path | None = None) -> RegistryKeys:
-    return RegistryKeys(services.sessions, KeySealer(secret), grace=7 * DAY, key_dir=key_dir,
-                        clock=clock or FakeClock(), monotonic=ticks or Ticks())
+def registry_keys(
+    services: Services,
+    clock: FakeClock | None = None,
+    ticks: Ticks | None = None,
+    secret: str = "test-secret-key-0123456789",
+    key_dir: Path | None = None,
+) -> RegistryKeys:
+    return RegistryKeys(
+        services.sessions,
+        KeySealer(secret),
+        grace=7 * DAY,
+        key_dir=key_dir,
+        clock=clock or FakeClock(),
+        monotonic=ticks or Ticks(),
+    )
 
 
 def stored(services: Services, kid: str) -> RegistryKey:

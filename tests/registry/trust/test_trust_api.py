@@ -43,14 +43,16 @@ def test_keys_an_owner_registers_verify_its_uploaded_cards(client: Any, auth: di
     assert [k["id"] for k in client.get("/v1/keys", headers=auth).json["items"]] == [created.json["id"]]
 
 
-def test_another_owners_keys_do_not_verify_my_card(client: Any, auth: dict[str, str], other_token: str,
-                                                  key: SigningKey) -> None:
+def test_another_owners_keys_do_not_verify_my_card(
+    client: Any, auth: dict[str, str], other_token: str, key: SigningKey
+) -> None:
     client.post("/v1/keys", json={"jwks": public_jwks([key])}, headers={"Authorization": f"Bearer {other_token}"})
     assert upload(client, auth, sign_card(make_card("A"), key)).json["signature"]["state"] == "unverifiable"
 
 
-def test_registering_or_removing_keys_verifies_the_owners_cards_again(client: Any, auth: dict[str, str],
-                                                                      key: SigningKey) -> None:
+def test_registering_or_removing_keys_verifies_the_owners_cards_again(
+    client: Any, auth: dict[str, str], key: SigningKey
+) -> None:
     agent_id = upload(client, auth, sign_card(make_card("A"), key)).json["id"]
     assert state(client, agent_id) == "unverifiable"
     key_id = client.post("/v1/keys", json={"jwks": public_jwks([key]), "agentId": agent_id}, headers=auth).json["id"]
@@ -61,9 +63,14 @@ def test_registering_or_removing_keys_verifies_the_owners_cards_again(client: An
     assert [a["id"] for a in client.get("/v1/agents?signature=unverifiable").json["items"]] == [agent_id]
 
 
-@pytest.mark.parametrize("document,needle", [
-    ({"keys": "nope"}, "JWK Set"), ("not a jwks", "JWK Set"), ({"keys": []}, "no usable key"),
-])
+@pytest.mark.parametrize(
+    "document,needle",
+    [
+        ({"keys": "nope"}, "JWK Set"),
+        ("not a jwks", "JWK Set"),
+        ({"keys": []}, "no usable key"),
+    ],
+)
 def test_unusable_jwks_documents_are_refused(client: Any, auth: dict[str, str], document: Any, needle: str) -> None:
     response = client.post("/v1/keys", json={"jwks": document}, headers=auth)
     assert response.status_code == 422 and needle in response.json["error"]["message"]
@@ -74,18 +81,26 @@ def test_private_keys_are_refused(client: Any, auth: dict[str, str], key: Signin
     assert response.status_code == 422 and "private key material" in response.json["error"]["message"]
 
 
-def test_only_the_owner_registers_keys_for_an_agent(client: Any, auth: dict[str, str], other_token: str,
-                                                    key: SigningKey) -> None:
+def test_only_the_owner_registers_keys_for_an_agent(
+    client: Any, auth: dict[str, str], other_token: str, key: SigningKey
+) -> None:
     agent_id = upload(client, auth, make_card("A")).json["id"]
-    response = client.post("/v1/keys", json={"jwks": public_jwks([key]), "agentId": agent_id},
-                           headers={"Authorization": f"Bearer {other_token}"})
+    response = client.post(
+        "/v1/keys",
+        json={"jwks": public_jwks([key]), "agentId": agent_id},
+        headers={"Authorization": f"Bearer {other_token}"},
+    )
     assert response.status_code == 403
     assert client.post("/v1/keys", json={"jwks": public_jwks([key])}).status_code == 401
 
 
-def test_every_entry_point_verifies(client: Any, auth: dict[str, str], key: SigningKey, card_server: CardServer) -> None:
+def test_every_entry_point_verifies(
+    client: Any, auth: dict[str, str], key: SigningKey, card_server: CardServer
+) -> None:
     client.post("/v1/keys", json={"jwks": public_jwks([key])}, headers=auth)
-    items = [{"card": sign_card(make_card(f"I{i}"), key), "cardUrl": f"https://i{i}.example.com/card.json"} for i in range(2)]
+    items = [
+        {"card": sign_card(make_card(f"I{i}"), key), "cardUrl": f"https://i{i}.example.com/card.json"} for i in range(2)
+    ]
     items.append({"card": make_card("Plain"), "cardUrl": "https://plain.example.com/card.json"})
     results = client.post("/v1/agents/import", json={"items": items}, headers=auth).json["results"]
     assert [state(client, r["id"]) for r in results] == ["verified", "verified", "unsigned"]
@@ -102,8 +117,9 @@ def test_every_entry_point_verifies(client: Any, auth: dict[str, str], key: Sign
     assert client.get(f"/v1/agents/{crawled}/signatures?version=1").json["state"] == "unsigned"
 
 
-def test_patching_the_jwks_url_verifies_the_card_again(client: Any, auth: dict[str, str], key: SigningKey,
-                                                       card_server: CardServer) -> None:
+def test_patching_the_jwks_url_verifies_the_card_again(
+    client: Any, auth: dict[str, str], key: SigningKey, card_server: CardServer
+) -> None:
     agent_id = upload(client, auth, sign_card(make_card("A"), key)).json["id"]
     jwks_url = card_server.serve_json("/keys.json", public_jwks([key]))
     patched = client.patch(f"/v1/agents/{agent_id}", json={"jwksUrl": jwks_url}, headers=auth)
@@ -113,13 +129,22 @@ def test_patching_the_jwks_url_verifies_the_card_again(client: Any, auth: dict[s
     assert (cleared["jwksUrl"], cleared["signature"]["state"]) == (None, "unverifiable")
 
 
-def test_an_imported_item_names_its_agents_jwks(client: Any, auth: dict[str, str], key: SigningKey,
-                                                card_server: CardServer) -> None:
+def test_an_imported_item_names_its_agents_jwks(
+    client: Any, auth: dict[str, str], key: SigningKey, card_server: CardServer
+) -> None:
     jwks_url = card_server.serve_json("/keys.json", public_jwks([key]))
     items = [
-        {"card": sign_card(make_card("Own keys"), key), "cardUrl": "https://own.example.com/card.json", "jwksUrl": jwks_url},
+        {
+            "card": sign_card(make_card("Own keys"), key),
+            "cardUrl": "https://own.example.com/card.json",
+            "jwksUrl": jwks_url,
+        },
         {"card": sign_card(make_card("No keys"), key), "cardUrl": "https://none.example.com/card.json"},
-        {"card": make_card("Bad url"), "cardUrl": "https://bad.example.com/card.json", "jwksUrl": "ftp://k.example.com/j"},
+        {
+            "card": make_card("Bad url"),
+            "cardUrl": "https://bad.example.com/card.json",
+            "jwksUrl": "ftp://k.example.com/j",
+        },
         {"card": make_card("Typo"), "cardUrl": "https://typo.example.com/card.json", "jwksURL": jwks_url},
     ]
     body = client.post("/v1/agents/import", json={"items": items}, headers=auth).json
@@ -141,9 +166,15 @@ def test_search_by_signature_state(client: Any, auth: dict[str, str], key: Signi
     signed = sign_card(make_card("Verified"), key)
     tampered = with_changes(signed, description="changed after signing")
     unknown = sign_card(make_card("Unknown"), generate_key("ES256"))
-    ids = {name: upload(client, auth, card, f"https://{name}.example.com/c.json").json["id"]
-           for name, card in {"verified": signed, "invalid": tampered, "unverifiable": unknown,
-                              "unsigned": make_card("Plain")}.items()}
+    ids = {
+        name: upload(client, auth, card, f"https://{name}.example.com/c.json").json["id"]
+        for name, card in {
+            "verified": signed,
+            "invalid": tampered,
+            "unverifiable": unknown,
+            "unsigned": make_card("Plain"),
+        }.items()
+    }
     for wanted, agent_id in ids.items():
         assert [a["id"] for a in client.get(f"/v1/agents?signature={wanted}").json["items"]] == [agent_id]
     assert client.get("/v1/agents?signature=maybe").status_code == 422
@@ -168,8 +199,11 @@ def test_required_signatures_refuse_cards_without_a_valid_one(strict_services: S
     assert accepted.status_code == 201 and accepted.json["signature"]["state"] == "verified"
     check = client.get(f"/v1/agents/{accepted.json['id']}/signatures").json["signatures"][0]
     assert check["keySource"] == "trust-store"
-    pushed = client.put(f"/v1/agents/{accepted.json['id']}/card", data=json.dumps(make_card("Unsigned v2")), headers=auth)
+    pushed = client.put(
+        f"/v1/agents/{accepted.json['id']}/card", data=json.dumps(make_card("Unsigned v2")), headers=auth
+    )
     assert pushed.status_code == 422
-    outcome = client.post("/v1/agents/import", json={"items": [{"card": make_card("X"), "cardUrl": CARD_URL}]},
-                          headers=auth).json
+    outcome = client.post(
+        "/v1/agents/import", json={"items": [{"card": make_card("X"), "cardUrl": CARD_URL}]}, headers=auth
+    ).json
     assert outcome["results"][0]["error"]["code"] == "signature_required"

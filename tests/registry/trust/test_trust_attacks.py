@@ -68,8 +68,9 @@ def jwks_requests(server: CardServer) -> int:
     return sum(1 for path, _ in server.requests if "jwks" in path)
 
 
-def test_a_jku_on_a_foreign_origin_is_never_fetched(client: Any, auth: dict[str, str], card_server: CardServer,
-                                                     other_server: CardServer, key: SigningKey) -> None:
+def test_a_jku_on_a_foreign_origin_is_never_fetched(
+    client: Any, auth: dict[str, str], card_server: CardServer, other_server: CardServer, key: SigningKey
+) -> None:
     foreign = other_server.serve_json("/jwks.json", public_jwks([key]))  # the right key, on another origin
     agent = register_card(client, auth, card_server, sign_card(make_card("A"), key, jku=foreign))
     assert agent["signature"]["state"] == "unverifiable"
@@ -78,12 +79,15 @@ def test_a_jku_on_a_foreign_origin_is_never_fetched(client: Any, auth: dict[str,
     assert jwks_requests(other_server) == 0
 
 
-def test_an_operator_allowlisted_origin_is_fetched(settings: Settings, card_server: CardServer,
-                                                   other_server: CardServer, key: SigningKey) -> None:
+def test_an_operator_allowlisted_origin_is_fetched(
+    settings: Settings, card_server: CardServer, other_server: CardServer, key: SigningKey
+) -> None:
     from registry.app import create_app
     from registry.container import build_services
 
-    allowed = dataclasses.replace(settings, trust=dataclasses.replace(settings.trust, jku_origins=(other_server.base_url,)))
+    allowed = dataclasses.replace(
+        settings, trust=dataclasses.replace(settings.trust, jku_origins=(other_server.base_url,))
+    )
     services = build_services(allowed)
     try:
         client = create_app(services=services).test_client()
@@ -95,8 +99,9 @@ def test_an_operator_allowlisted_origin_is_fetched(settings: Settings, card_serv
         services.close()
 
 
-def test_a_kid_that_is_not_in_the_jwks_is_unverifiable(client: Any, auth: dict[str, str], card_server: CardServer,
-                                                       key: SigningKey) -> None:
+def test_a_kid_that_is_not_in_the_jwks_is_unverifiable(
+    client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey
+) -> None:
     jwks = card_server.serve_json("/jwks.json", public_jwks([generate_key("EdDSA")]))
     agent = register_card(client, auth, card_server, sign_card(make_card("A"), key, jku=jwks))
     assert agent["signature"]["state"] == "unverifiable"
@@ -113,17 +118,21 @@ def forged(card: dict[str, Any], header: dict[str, Any], secret: bytes | None) -
 
 @pytest.mark.parametrize("alg", ["none", "HS256"])
 def test_alg_none_and_hmac_with_the_public_key_as_secret_are_refused(
-        client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey, alg: str) -> None:
+    client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey, alg: str
+) -> None:
     jwks = card_server.serve_json("/jwks.json", public_jwks([key]))
     secret = json.dumps(public_jwk(key)).encode() if alg == "HS256" else None  # the classic key confusion
-    agent = register_card(client, auth, card_server, forged(make_card("A"), {"alg": alg, "kid": key.kid, "jku": jwks}, secret))
+    agent = register_card(
+        client, auth, card_server, forged(make_card("A"), {"alg": alg, "kid": key.kid, "jku": jwks}, secret)
+    )
     assert agent["signature"]["state"] == "invalid"
     (check,) = checks(client, agent)
     assert check["outcome"] == "unsupported" and alg in check["detail"]
 
 
-def test_a_card_modified_after_signing_is_invalid(client: Any, auth: dict[str, str], card_server: CardServer,
-                                                  key: SigningKey) -> None:
+def test_a_card_modified_after_signing_is_invalid(
+    client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey
+) -> None:
     jwks = card_server.serve_json("/jwks.json", public_jwks([key]))
     signed = sign_card(make_card("A"), key, jku=jwks)
     signed["skills"][0]["description"] = "now also wires money"
@@ -132,8 +141,9 @@ def test_a_card_modified_after_signing_is_invalid(client: Any, auth: dict[str, s
     assert checks(client, agent)[0]["outcome"] == "invalid"
 
 
-def test_a_signature_copied_from_another_card_is_invalid(client: Any, auth: dict[str, str], card_server: CardServer,
-                                                         key: SigningKey) -> None:
+def test_a_signature_copied_from_another_card_is_invalid(
+    client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey
+) -> None:
     jwks = card_server.serve_json("/jwks.json", public_jwks([key]))
     genuine = sign_card(make_card("Genuine"), key, jku=jwks)
     impostor = {**make_card("Impostor"), "signatures": copy.deepcopy(genuine["signatures"])}
@@ -141,15 +151,17 @@ def test_a_signature_copied_from_another_card_is_invalid(client: Any, auth: dict
     assert agent["signature"]["state"] == "invalid"
 
 
-def test_a_jwks_endpoint_that_hangs_costs_only_the_jwks_timeout(client: Any, auth: dict[str, str],
-                                                                 card_server: CardServer, key: SigningKey) -> None:
+def test_a_jwks_endpoint_that_hangs_costs_only_the_jwks_timeout(
+    client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey
+) -> None:
     silent = SilentServer()
     try:
         card = sign_card(make_card("A"), key)
         card_server.serve_json("/.well-known/agent-card.json", card)
         started = time.monotonic()
-        response = client.post("/v1/agents", json={"url": card_server.base_url, "jwksUrl": f"{silent.base_url}/jwks"},
-                               headers=auth)
+        response = client.post(
+            "/v1/agents", json={"url": card_server.base_url, "jwksUrl": f"{silent.base_url}/jwks"}, headers=auth
+        )
         elapsed = time.monotonic() - started
     finally:
         silent.close()
@@ -158,24 +170,29 @@ def test_a_jwks_endpoint_that_hangs_costs_only_the_jwks_timeout(client: Any, aut
     assert "could not be fetched" in checks(client, response.json)[0]["detail"]
 
 
-def test_a_jwks_that_redirects_to_a_private_address_is_not_followed(client: Any, auth: dict[str, str],
-                                                                    card_server: CardServer, key: SigningKey) -> None:
+def test_a_jwks_that_redirects_to_a_private_address_is_not_followed(
+    client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey
+) -> None:
     card_server.serve_raw("/jwks.json", b"", status=302, headers={"Location": "http://169.254.169.254/keys"})
     agent = register_card(client, auth, card_server, sign_card(make_card("A"), key, jku=card_server.url("/jwks.json")))
     assert agent["signature"]["state"] == "unverifiable"
     assert "HTTP 302 (a redirect)" in checks(client, agent)[0]["detail"]
 
 
-def test_a_jwks_url_on_a_private_address_is_refused(client: Any, auth: dict[str, str], card_server: CardServer,
-                                                   key: SigningKey) -> None:
+def test_a_jwks_url_on_a_private_address_is_refused(
+    client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey
+) -> None:
     card_server.serve_json("/.well-known/agent-card.json", sign_card(make_card("A"), key))
-    response = client.post("/v1/agents", json={"url": card_server.base_url, "jwksUrl": "http://10.1.2.3/jwks.json"},
-                           headers=auth)
+    response = client.post(
+        "/v1/agents", json={"url": card_server.base_url, "jwksUrl": "http://10.1.2.3/jwks.json"}, headers=auth
+    )
     assert response.json["signature"]["state"] == "unverifiable"
     assert "private" in checks(client, response.json)[0]["detail"]
 
 
-def test_a_jwks_of_50_mb_is_not_read(client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey) -> None:
+def test_a_jwks_of_50_mb_is_not_read(
+    client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey
+) -> None:
     card_server.serve_raw("/jwks.json", b" " * (50 * 1024 * 1024))
     agent = register_card(client, auth, card_server, sign_card(make_card("A"), key, jku=card_server.url("/jwks.json")))
     assert agent["signature"]["state"] == "unverifiable"
@@ -183,8 +200,8 @@ def test_a_jwks_of_50_mb_is_not_read(client: Any, auth: dict[str, str], card_ser
 
 
 def test_a_retired_registry_key_past_its_grace_period_no_longer_verifies(
-        client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey, services: Services,
-        database_url: str) -> None:
+    client: Any, auth: dict[str, str], card_server: CardServer, key: SigningKey, services: Services, database_url: str
+) -> None:
     agent = register_card(client, auth, card_server, make_card("A"))
     old = client.get(f"/v1/agents/{agent['id']}/card?endorsed=true").json
     old_kid = services.registry_keys.active().kid

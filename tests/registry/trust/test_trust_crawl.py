@@ -41,8 +41,9 @@ def key() -> SigningKey:
 def crawl_job(services: Services, clock: FakeClock) -> LeasedJob:
     fetcher = CardFetcher(services.http, max_card_bytes=services.settings.max_card_bytes, clock=clock)
     catalog = CatalogService(catalog_store(services.engine), fetcher, services.limits, services.trust, clock=clock)
-    crawler = CrawlService(services.engine, fetcher, catalog, CrawlPolicy(jitter=0.0), lease_seconds=120,
-                           clock=clock, rng=random.Random(1))
+    crawler = CrawlService(
+        services.engine, fetcher, catalog, CrawlPolicy(jitter=0.0), lease_seconds=120, clock=clock, rng=random.Random(1)
+    )
     return LeasedJob("recrawl", 5, crawler, batch=4)
 
 
@@ -62,7 +63,8 @@ def signature(services: Services, agent_id: str) -> dict[str, Any]:
 
 
 def test_recrawled_versions_are_verified_and_unchanged_cards_follow_their_keys(
-        services: Services, writer_token: str, card_server: CardServer, key: SigningKey) -> None:
+    services: Services, writer_token: str, card_server: CardServer, key: SigningKey
+) -> None:
     actor = services.tokens.authenticate(writer_token)
     jwks = card_server.serve_raw("/jwks.json", b"down", status=503)
     card_server.serve_json(CARD, sign_card(make_card("A"), key, jku=jwks))
@@ -82,8 +84,9 @@ def test_recrawled_versions_are_verified_and_unchanged_cards_follow_their_keys(
     assert services.trust_reads.report(agent_id, 1)["state"] == "verified"
 
 
-def test_a_card_that_answers_304_is_verified_again(services: Services, writer_token: str, card_server: CardServer,
-                                                   key: SigningKey) -> None:
+def test_a_card_that_answers_304_is_verified_again(
+    services: Services, writer_token: str, card_server: CardServer, key: SigningKey
+) -> None:
     actor = services.tokens.authenticate(writer_token)
     jwks = card_server.serve_raw("/jwks.json", b"down", status=503)
     card_server.serve_json(CARD, sign_card(make_card("A"), key, jku=jwks), headers={"ETag": '"v1"'})
@@ -102,15 +105,17 @@ def test_a_card_that_answers_304_is_verified_again(services: Services, writer_to
 
 @pytest.fixture
 def strict(settings: Settings) -> Iterator[Services]:
-    services = build_services(dataclasses.replace(
-        settings, trust=dataclasses.replace(settings.trust, require_signatures=True)))
+    services = build_services(
+        dataclasses.replace(settings, trust=dataclasses.replace(settings.trust, require_signatures=True))
+    )
     _clear(services)
     yield services
     services.close()
 
 
-def test_under_required_signatures_an_unsigned_recrawl_stays_history(strict: Services, card_server: CardServer,
-                                                                     key: SigningKey) -> None:
+def test_under_required_signatures_an_unsigned_recrawl_stays_history(
+    strict: Services, card_server: CardServer, key: SigningKey
+) -> None:
     actor = strict.tokens.authenticate(strict.tokens.create("erin", ["agents:write"]).token)
     jwks = card_server.serve_json("/jwks.json", public_jwks([key]))
     card_server.serve_json(CARD, sign_card(make_card("A"), key, jku=jwks))

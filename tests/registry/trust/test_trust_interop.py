@@ -42,7 +42,8 @@ def register(client: Any, auth: dict[str, str], **body: str) -> dict[str, Any]:
 
 
 def test_a_card_signed_by_the_sdk_with_a_key_in_its_own_jwks_is_verified(
-        client: Any, auth: dict[str, str], card_server: CardServer, agent_key: SigningKey) -> None:
+    client: Any, auth: dict[str, str], card_server: CardServer, agent_key: SigningKey
+) -> None:
     publish_agent(card_server, agent_key)
     agent = register(client, auth, url=card_server.base_url)
     assert agent["signature"]["state"] == "verified" and agent["signature"]["kids"] == [agent_key.kid]
@@ -55,7 +56,8 @@ def test_a_card_signed_by_the_sdk_with_a_key_in_its_own_jwks_is_verified(
 
 
 def test_without_jku_the_agents_own_jwks_url_verifies_it(
-        client: Any, auth: dict[str, str], card_server: CardServer, agent_key: SigningKey) -> None:
+    client: Any, auth: dict[str, str], card_server: CardServer, agent_key: SigningKey
+) -> None:
     publish_agent(card_server, agent_key, jku=False)
     jwks_url = card_server.url("/.well-known/jwks.json")
     agent = register(client, auth, url=card_server.base_url, jwksUrl=jwks_url)
@@ -73,8 +75,13 @@ def registry_jwks(client: Any) -> dict[str, Any]:
 
 
 def test_the_endorsed_card_verifies_with_the_sdk_before_and_after_keys_rotate(
-        client: Any, auth: dict[str, str], card_server: CardServer, agent_key: SigningKey,
-        services: Services, database_url: str) -> None:
+    client: Any,
+    auth: dict[str, str],
+    card_server: CardServer,
+    agent_key: SigningKey,
+    services: Services,
+    database_url: str,
+) -> None:
     publish_agent(card_server, agent_key)
     agent_id = register(client, auth, url=card_server.base_url)["id"]
     before = endorsed(client, agent_id)
@@ -101,7 +108,8 @@ def public_settings(settings: Settings) -> Settings:
 
 
 def test_with_a_public_url_the_endorsement_is_made_and_stored_at_registration(
-        public_settings: Settings, card_server: CardServer, agent_key: SigningKey) -> None:
+    public_settings: Settings, card_server: CardServer, agent_key: SigningKey
+) -> None:
     from registry.app import create_app
     from registry.container import build_services
     from tests.conftest import _clear

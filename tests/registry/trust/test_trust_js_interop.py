@@ -31,8 +31,9 @@ def register_js_signed(client: Any, auth: dict[str, str], server: CardServer, ke
     return dict(response.json)
 
 
-def test_a_card_signed_by_the_js_sdk_is_verified(client: Any, auth: dict[str, str], card_server: CardServer,
-                                                 agent_key: SigningKey) -> None:
+def test_a_card_signed_by_the_js_sdk_is_verified(
+    client: Any, auth: dict[str, str], card_server: CardServer, agent_key: SigningKey
+) -> None:
     agent = register_js_signed(client, auth, card_server, agent_key)
     assert (agent["signature"]["state"], agent["signature"]["kids"]) == ("verified", [agent_key.kid])
     (check,) = client.get(f"/v1/agents/{agent['id']}/signatures").json["signatures"]
@@ -40,8 +41,13 @@ def test_a_card_signed_by_the_js_sdk_is_verified(client: Any, auth: dict[str, st
 
 
 def test_endorsed_cards_verify_with_the_js_sdk_before_and_after_keys_rotate(
-        client: Any, auth: dict[str, str], card_server: CardServer, agent_key: SigningKey,
-        services: Services, database_url: str) -> None:
+    client: Any,
+    auth: dict[str, str],
+    card_server: CardServer,
+    agent_key: SigningKey,
+    services: Services,
+    database_url: str,
+) -> None:
     agent_id = register_js_signed(client, auth, card_server, agent_key)["id"]
     before = client.get(f"/v1/agents/{agent_id}/card?endorsed=true").json
     registry_keys = client.get("/.well-known/jwks.json").json

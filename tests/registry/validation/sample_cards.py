@@ -51,9 +51,16 @@ _V10: dict[str, Any] = {
     "version": "1.2.0",
     "capabilities": {"streaming": True, "extendedAgentCard": True},
     "securitySchemes": {
-        "oidc": {"openIdConnectSecurityScheme": {"openIdConnectUrl": "https://example.com/.well-known/openid-configuration"}},
-        "oauth": {"oauth2SecurityScheme": {"flows": {"clientCredentials": {
-            "tokenUrl": "https://example.com/token", "scopes": {"read": "Read recipes"}}}}},
+        "oidc": {
+            "openIdConnectSecurityScheme": {"openIdConnectUrl": "https://example.com/.well-known/openid-configuration"}
+        },
+        "oauth": {
+            "oauth2SecurityScheme": {
+                "flows": {
+                    "clientCredentials": {"tokenUrl": "https://example.com/token", "scopes": {"read": "Read recipes"}}
+                }
+            }
+        },
     },
     "securityRequirements": [{"schemes": {"oidc": {"list": ["openid"]}}}],
     "defaultInputModes": ["text/plain"],
@@ -113,16 +120,26 @@ def hybrid() -> dict[str, Any]:
     (response_helpers.agent_card_to_dict): the 0.3 view is derived from the 0.3 interface."""
     card = v10()
     card["supportedInterfaces"].append(
-        {"url": "https://agent.example.com/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"})
+        {"url": "https://agent.example.com/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+    )
     card["securitySchemes"]["oidc"].update(
-        {"type": "openIdConnect", "openIdConnectUrl": "https://example.com/.well-known/openid-configuration"})
-    card["securitySchemes"]["oauth"].update({"type": "oauth2", "flows": {"clientCredentials": {
-        "tokenUrl": "https://example.com/token", "scopes": {"read": "Read recipes"}}}})
-    card.update({
-        "url": "https://agent.example.com/v03",
-        "preferredTransport": "JSONRPC",
-        "protocolVersion": "0.3",
-        "security": [{"oidc": ["openid"]}],
-        "supportsAuthenticatedExtendedCard": True,
-    })
+        {"type": "openIdConnect", "openIdConnectUrl": "https://example.com/.well-known/openid-configuration"}
+    )
+    card["securitySchemes"]["oauth"].update(
+        {
+            "type": "oauth2",
+            "flows": {
+                "clientCredentials": {"tokenUrl": "https://example.com/token", "scopes": {"read": "Read recipes"}}
+            },
+        }
+    )
+    card.update(
+        {
+            "url": "https://agent.example.com/v03",
+            "preferredTransport": "JSONRPC",
+            "protocolVersion": "0.3",
+            "security": [{"oidc": ["openid"]}],
+            "supportsAuthenticatedExtendedCard": True,
+        }
+    )
     return card

@@ -24,7 +24,8 @@ def sdk_served_card(card: dict) -> dict:
 def test_a_hybrid_card_served_by_the_sdk_is_valid_with_nothing_to_warn() -> None:
     card = sample_cards.v10()
     card["supportedInterfaces"].append(
-        {"url": "https://agent.example.com/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"})
+        {"url": "https://agent.example.com/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+    )
     served = sdk_served_card(card)
     report = validate_card(served)
     assert (report.valid, report.flavor) == (True, "1.0+0.3")
@@ -37,8 +38,11 @@ def test_a_pure_1_0_card_served_by_the_sdk_is_valid() -> None:
     assert (report.valid, report.flavor, report.issues) == (True, "1.0", [])
 
 
-V1_VALID = [e["file"] for e in INDEX if expected_validity(e) and
-            "supportedInterfaces" in json.loads((CARDS / e["file"]).read_text(encoding="utf-8"))]
+V1_VALID = [
+    e["file"]
+    for e in INDEX
+    if expected_validity(e) and "supportedInterfaces" in json.loads((CARDS / e["file"]).read_text(encoding="utf-8"))
+]
 
 
 @pytest.mark.parametrize("name", V1_VALID)

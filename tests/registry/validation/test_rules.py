@@ -28,6 +28,7 @@ class Case:
 
 def put(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     """A change that sets the member at a JSON pointer (creating nothing above it)."""
+
     def change(card: dict[str, Any]) -> None:
         *parents, last = path[1:].split("/")
         target: Any = card
@@ -37,6 +38,7 @@ def put(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
             target[int(last)] = value
         else:
             target[last] = value
+
     return change
 
 
@@ -47,6 +49,7 @@ def drop(path: str) -> Callable[[dict[str, Any]], None]:
         for segment in parents:
             target = target[int(segment)] if isinstance(target, list) else target[segment]
         del target[last]
+
     return change
 
 
@@ -54,17 +57,24 @@ def both(*changes: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]
     def change(card: dict[str, Any]) -> None:
         for each in changes:
             each(card)
+
     return change
 
 
 def more_skills(count: int) -> Callable[[dict[str, Any]], None]:
     def change(card: dict[str, Any]) -> None:
         card["skills"] = [dict(card["skills"][0], id=f"skill-{n}") for n in range(count)]
+
     return change
 
 
-v03, v10, v02, v01, hybrid = (sample_cards.v03, sample_cards.v10, sample_cards.v02, sample_cards.v01,
-                              sample_cards.hybrid)
+v03, v10, v02, v01, hybrid = (
+    sample_cards.v03,
+    sample_cards.v10,
+    sample_cards.v02,
+    sample_cards.v01,
+    sample_cards.hybrid,
+)
 GOOD_INTERFACE = {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
 
 CASES = [
@@ -72,17 +82,33 @@ CASES = [
     Case("protocol-version-missing", v03, drop("/protocolVersion"), "/protocolVersion"),
     Case("protocol-version-unknown", v03, put("/protocolVersion", "latest"), "/protocolVersion"),
     Case("protocol-version-unknown", v03, put("/protocolVersion", "0.9.0"), "/protocolVersion"),
-    Case("protocol-version-unknown", v10, put("/supportedInterfaces/0/protocolVersion", "one"),
-         "/supportedInterfaces/0/protocolVersion"),
-    Case("protocol-version-patch", v10, put("/supportedInterfaces/0/protocolVersion", "1.0.0"),
-         "/supportedInterfaces/0/protocolVersion"),
+    Case(
+        "protocol-version-unknown",
+        v10,
+        put("/supportedInterfaces/0/protocolVersion", "one"),
+        "/supportedInterfaces/0/protocolVersion",
+    ),
+    Case(
+        "protocol-version-patch",
+        v10,
+        put("/supportedInterfaces/0/protocolVersion", "1.0.0"),
+        "/supportedInterfaces/0/protocolVersion",
+    ),
     Case("required-field-missing", v03, drop("/name"), "/name"),
-    Case("required-field-missing", v03, drop("/securitySchemes/oidc/openIdConnectUrl"),
-         "/securitySchemes/oidc/openIdConnectUrl"),
+    Case(
+        "required-field-missing",
+        v03,
+        drop("/securitySchemes/oidc/openIdConnectUrl"),
+        "/securitySchemes/oidc/openIdConnectUrl",
+    ),
     Case("required-field-missing", v01, drop("/skills/0/id"), "/skills/0/id"),
     Case("required-field-missing", v10, drop("/version"), "/version"),
-    Case("required-field-missing", v10, drop("/supportedInterfaces/1/protocolVersion"),
-         "/supportedInterfaces/1/protocolVersion"),
+    Case(
+        "required-field-missing",
+        v10,
+        drop("/supportedInterfaces/1/protocolVersion"),
+        "/supportedInterfaces/1/protocolVersion",
+    ),
     Case("required-field-missing", v10, put("/provider/organization", None), "/provider/organization"),
     Case("required-field-empty", v10, put("/skills", []), "/skills"),
     Case("required-field-empty", v10, put("/description", ""), "/description"),
@@ -95,74 +121,145 @@ CASES = [
     Case("wrong-type", v10, put("/skills/0", "find-recipe"), "/skills/0"),
     Case("value-not-allowed", v03, put("/securitySchemes/oidc/type", "magic"), "/securitySchemes/oidc/type"),
     Case("oneof-missing", v10, put("/securitySchemes/oidc", {}), "/securitySchemes/oidc"),
-    Case("oneof-missing", v10, put("/securitySchemes/oauth/oauth2SecurityScheme/flows", {}),
-         "/securitySchemes/oauth/oauth2SecurityScheme/flows"),
+    Case(
+        "oneof-missing",
+        v10,
+        put("/securitySchemes/oauth/oauth2SecurityScheme/flows", {}),
+        "/securitySchemes/oauth/oauth2SecurityScheme/flows",
+    ),
     Case("oneof-conflict", v10, put("/securitySchemes/oidc/mtlsSecurityScheme", {}), "/securitySchemes/oidc"),
     Case("unknown-field", v03, put("/endpoint", "https://agent.example.com"), "/endpoint"),
     Case("unknown-field", v10, put("/default_input_modes", ["text/plain"]), "/default_input_modes"),
     Case("unknown-field", v10, put("/skills/0/inputOutputModes", ["text"]), "/skills/0/inputOutputModes"),
-    Case("foreign-version-field", v03, put("/capabilities/extendedAgentCard", True),
-         "/capabilities/extendedAgentCard"),
+    Case("foreign-version-field", v03, put("/capabilities/extendedAgentCard", True), "/capabilities/extendedAgentCard"),
     Case("foreign-version-field", v03, put("/authentication", {"schemes": ["Bearer"]}), "/authentication"),
     Case("foreign-version-field", v02, put("/iconUrl", "https://facts.example.com/icon.png"), "/iconUrl"),
     Case("compat-schema", hybrid, drop("/protocolVersion"), "/protocolVersion"),
     Case("compat-interface-mismatch", hybrid, put("/url", "https://elsewhere.example.com/a2a"), "/url"),
     Case("preferred-transport-missing", v03, drop("/preferredTransport"), "/preferredTransport"),
     Case("transport-unknown", v03, put("/preferredTransport", "jsonrpc"), "/preferredTransport"),
-    Case("transport-unknown", v10, put("/supportedInterfaces/0/protocolBinding", "SOAP"),
-         "/supportedInterfaces/0/protocolBinding"),
+    Case(
+        "transport-unknown",
+        v10,
+        put("/supportedInterfaces/0/protocolBinding", "SOAP"),
+        "/supportedInterfaces/0/protocolBinding",
+    ),
     Case("transport-conflict", v03, put("/additionalInterfaces/0/transport", "HTTP+JSON"), "/url"),
-    Case("interface-completeness", v03, put("/additionalInterfaces/0/url", "https://agent.example.com/v1"),
-         "/additionalInterfaces"),
+    Case(
+        "interface-completeness",
+        v03,
+        put("/additionalInterfaces/0/url", "https://agent.example.com/v1"),
+        "/additionalInterfaces",
+    ),
     Case("interface-duplicate", v10, put("/supportedInterfaces/1", dict(GOOD_INTERFACE)), "/supportedInterfaces/1"),
-    Case("interface-duplicate", v03, put("/additionalInterfaces/1", {"url": "https://agent.example.com/a2a",
-                                                                      "transport": "JSONRPC"}),
-         "/additionalInterfaces/1"),
+    Case(
+        "interface-duplicate",
+        v03,
+        put("/additionalInterfaces/1", {"url": "https://agent.example.com/a2a", "transport": "JSONRPC"}),
+        "/additionalInterfaces/1",
+    ),
     Case("url-invalid", v03, put("/url", "agent.example.com/a2a"), "/url"),
     Case("url-invalid", v03, put("/url", ""), "/url"),
     Case("url-invalid", v10, put("/supportedInterfaces/0/url", "/a2a"), "/supportedInterfaces/0/url"),
-    Case("url-invalid", v10, put("/supportedInterfaces/1/url", "agent.example.com:443"),
-         "/supportedInterfaces/1/url"),
+    Case("url-invalid", v10, put("/supportedInterfaces/1/url", "agent.example.com:443"), "/supportedInterfaces/1/url"),
     Case("url-scheme", v03, put("/url", "ftp://agent.example.com/a2a"), "/url"),
-    Case("url-scheme", v10, put("/supportedInterfaces/0/url", "grpc://agent.example.com:443"),
-         "/supportedInterfaces/0/url"),  # grpc:// is for GRPC interfaces only
+    Case(
+        "url-scheme",
+        v10,
+        put("/supportedInterfaces/0/url", "grpc://agent.example.com:443"),
+        "/supportedInterfaces/0/url",
+    ),  # grpc:// is for GRPC interfaces only
     Case("url-insecure", v03, put("/url", "http://agent.example.com/a2a"), "/url"),
-    Case("url-insecure", v10, put("/securitySchemes/oauth/oauth2SecurityScheme/flows/clientCredentials/tokenUrl",
-                                  "http://example.com/token"),
-         "/securitySchemes/oauth/oauth2SecurityScheme/flows/clientCredentials/tokenUrl"),
+    Case(
+        "url-insecure",
+        v10,
+        put("/securitySchemes/oauth/oauth2SecurityScheme/flows/clientCredentials/tokenUrl", "http://example.com/token"),
+        "/securitySchemes/oauth/oauth2SecurityScheme/flows/clientCredentials/tokenUrl",
+    ),
     Case("url-insecure", v03, put("/provider/url", "http://example.com"), "/provider/url"),
     Case("skill-id-duplicate", v03, lambda card: card["skills"].append(dict(card["skills"][0])), "/skills/1/id"),
     Case("security-scheme-undeclared", v03, put("/security/0", {"apikey": []}), "/security/0/apikey"),
-    Case("security-scheme-undeclared", v03, put("/skills/0/security/0", {"oauth": ["read"]}),
-         "/skills/0/security/0/oauth"),
-    Case("security-scheme-undeclared", v10, put("/skills/0/securityRequirements/0/schemes", {"mtls": {}}),
-         "/skills/0/securityRequirements/0/schemes/mtls"),
+    Case(
+        "security-scheme-undeclared",
+        v03,
+        put("/skills/0/security/0", {"oauth": ["read"]}),
+        "/skills/0/security/0/oauth",
+    ),
+    Case(
+        "security-scheme-undeclared",
+        v10,
+        put("/skills/0/securityRequirements/0/schemes", {"mtls": {}}),
+        "/skills/0/securityRequirements/0/schemes/mtls",
+    ),
     Case("security-scheme-undeclared", v10, drop("/securitySchemes"), "/securityRequirements/0/schemes/oidc"),
-    Case("security-requirement-shape", v10, put("/securityRequirements/0", {"oidc": ["openid"]}),
-         "/securityRequirements/0"),
+    Case(
+        "security-requirement-shape",
+        v10,
+        put("/securityRequirements/0", {"oidc": ["openid"]}),
+        "/securityRequirements/0",
+    ),
     Case("media-type-invalid", v03, put("/defaultInputModes/0", "text"), "/defaultInputModes/0"),
     Case("media-type-invalid", v10, put("/skills/0/inputModes/0", "plain text"), "/skills/0/inputModes/0"),
     Case("tag-blank", v03, put("/skills/0/tags/1", "  "), "/skills/0/tags/1"),
     Case("limit-card-bytes", v03, lambda card: None, "", raw_size=300 * 1024),
     Case("limit-card-bytes", v03, put("/description", "x" * 5000), "", limits=CardLimits(max_card_bytes=4096)),
-    Case("limit-depth", v10, put("/capabilities/extensions", [{"uri": "urn:x", "params": {"a": {"b": {"c": {"d": {"e": {}}}}}}}]),
-         "/capabilities/extensions/0/params/a/b/c/d/e", limits=CardLimits(max_depth=8)),
-    Case("limit-string-length", v03, put("/description", "x" * 101), "/description",
-         limits=CardLimits(max_string_length=100)),
+    Case(
+        "limit-depth",
+        v10,
+        put("/capabilities/extensions", [{"uri": "urn:x", "params": {"a": {"b": {"c": {"d": {"e": {}}}}}}}]),
+        "/capabilities/extensions/0/params/a/b/c/d/e",
+        limits=CardLimits(max_depth=8),
+    ),
+    Case(
+        "limit-string-length",
+        v03,
+        put("/description", "x" * 101),
+        "/description",
+        limits=CardLimits(max_string_length=100),
+    ),
     Case("limit-skills", v03, more_skills(3), "/skills", limits=CardLimits(max_skills=2)),
-    Case("limit-tags", v03, put("/skills/0/tags", ["a", "b", "c"]), "/skills/0/tags",
-         limits=CardLimits(max_tags_per_skill=2)),
-    Case("limit-examples", v03, put("/skills/0/examples", ["a", "b", "c"]), "/skills/0/examples",
-         limits=CardLimits(max_examples_per_skill=2)),
-    Case("limit-interfaces", v10, lambda card: card["supportedInterfaces"].append(
-        dict(GOOD_INTERFACE, url="https://b.example.com")), "/supportedInterfaces",
-         limits=CardLimits(max_interfaces=2)),
-    Case("limit-modes", v03, put("/defaultOutputModes", ["text/plain", "text/html", "image/png"]),
-         "/defaultOutputModes", limits=CardLimits(max_modes=2)),
-    Case("limit-security-schemes", v10, put("/securitySchemes/third", {"mtlsSecurityScheme": {}}),
-         "/securitySchemes", limits=CardLimits(max_security_schemes=2)),
-    Case("limit-signatures", v10, lambda card: card["signatures"].append(dict(card["signatures"][0])),
-         "/signatures", limits=CardLimits(max_signatures=1)),
+    Case(
+        "limit-tags",
+        v03,
+        put("/skills/0/tags", ["a", "b", "c"]),
+        "/skills/0/tags",
+        limits=CardLimits(max_tags_per_skill=2),
+    ),
+    Case(
+        "limit-examples",
+        v03,
+        put("/skills/0/examples", ["a", "b", "c"]),
+        "/skills/0/examples",
+        limits=CardLimits(max_examples_per_skill=2),
+    ),
+    Case(
+        "limit-interfaces",
+        v10,
+        lambda card: card["supportedInterfaces"].append(dict(GOOD_INTERFACE, url="https://b.example.com")),
+        "/supportedInterfaces",
+        limits=CardLimits(max_interfaces=2),
+    ),
+    Case(
+        "limit-modes",
+        v03,
+        put("/defaultOutputModes", ["text/plain", "text/html", "image/png"]),
+        "/defaultOutputModes",
+        limits=CardLimits(max_modes=2),
+    ),
+    Case(
+        "limit-security-schemes",
+        v10,
+        put("/securitySchemes/third", {"mtlsSecurityScheme": {}}),
+        "/securitySchemes",
+        limits=CardLimits(max_security_schemes=2),
+    ),
+    Case(
+        "limit-signatures",
+        v10,
+        lambda card: card["signatures"].append(dict(card["signatures"][0])),
+        "/signatures",
+        limits=CardLimits(max_signatures=1),
+    ),
 ]
 # Rules whose bad input is not a changed card, or that the shipped schemas cannot trigger; each
 # has its own test below.
@@ -248,11 +345,20 @@ def test_card_limits_reject_nonsense() -> None:
         CardLimits(max_skills=0)
 
 
-@pytest.mark.parametrize(("mode", "is_media_type"), [
-    ("text/plain", True), ("application/vnd.geo+json", True), ("text/plain; charset=utf-8", True),
-    ("image/*", True), ("*/*", True), ("text", False), ("text/", False), ("text/plain\n", False),
-    ("text/plain html", False),
-])
+@pytest.mark.parametrize(
+    ("mode", "is_media_type"),
+    [
+        ("text/plain", True),
+        ("application/vnd.geo+json", True),
+        ("text/plain; charset=utf-8", True),
+        ("image/*", True),
+        ("*/*", True),
+        ("text", False),
+        ("text/", False),
+        ("text/plain\n", False),
+        ("text/plain html", False),
+    ],
+)
 def test_media_types(mode: str, is_media_type: bool) -> None:
     card = sample_cards.v10()
     card["defaultOutputModes"] = [mode]

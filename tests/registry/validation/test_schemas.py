@@ -1,4 +1,4 @@
-"""The shipped schemas (package data), their provenance note, and the rule catalogue's docs."""
+"""The shipped schemas (package data), their provenance note, and the rule catalogue."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ from importlib import resources
 
 import pytest
 
-import registry.validation
 from registry.validation import RULES
 from registry.validation.field_table import ELEMENT_TYPES, field_table
-from registry.validation.schema_store import FIELD_TABLE_FILE, SCHEMA_VERSIONS, card_validator
+from registry.validation.schema_validation import FIELD_TABLE_FILE, SCHEMA_VERSIONS, card_validator
 
 SCHEMA_DIR = resources.files("registry.validation").joinpath("schemas")
 SHIPPED = [f"a2a-v{version}.json" for version in SCHEMA_VERSIONS] + [FIELD_TABLE_FILE]
@@ -25,9 +24,8 @@ def test_sources_note_names_every_schema_with_its_checksum() -> None:
 
 
 @pytest.mark.parametrize("version", SCHEMA_VERSIONS)
-def test_each_version_compiles_once_and_has_a_fast_check(version: str) -> None:
+def test_each_version_compiles_once(version: str) -> None:
     assert card_validator(version) is card_validator(version)
-    assert card_validator(version).fast_check is not None
 
 
 def test_field_table_element_types_cover_every_nested_field_of_the_card() -> None:
@@ -41,11 +39,6 @@ def test_field_table_element_types_cover_every_nested_field_of_the_card() -> Non
                 if spec.element in table and spec.element not in seen:
                     pending.append(spec.element)
     assert {message for message, _ in ELEMENT_TYPES} <= seen
-
-
-def test_package_docstring_lists_the_rule_catalogue() -> None:
-    documented = dict(re.findall(r"^ {4}([a-z0-9-]+) +(error|warning) ", registry.validation.__doc__ or "", re.M))
-    assert documented == {rule_id: rule.severity for rule_id, rule in RULES.items()}
 
 
 def test_rule_ids_are_stable_kebab_case() -> None:
