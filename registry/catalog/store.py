@@ -82,6 +82,10 @@ class CatalogStore:
         """Held around a write transaction (SQLite: the one writer; PostgreSQL: nothing)."""
         return nullcontext()
 
+    def planned_for_values(self, conn: Connection) -> AbstractContextManager[object]:
+        """Held while a search runs on `conn`: its statements are planned for their values."""
+        return nullcontext()
+
     def lock_agent(self, conn: Connection, agent_pk: int) -> None:
         """Hold the agent against other writers until the transaction ends."""
         raise NotImplementedError
@@ -113,10 +117,15 @@ class CatalogStore:
     def write_new(self, batch: Sequence[NewAgent]) -> list[int]:
         """Write new agents and every row that comes with them in one transaction; their pks."""
         with self.writing(), self.engine.begin() as conn:
-            statement = insert(Agent).returning(Agent.pk, sort_by_parameter_order=True)
-            pks = list(conn.scalars(statement, [new.columns for new in batch]))
-            self.insert_tables(conn, self.rows_of(batch, pks))
+            pks = self.new_keys(conn, len(batch))
+            agents = [{**new.columns, "pk": pk} for new, pk in zip(batch, pks)]
+            self.insert_tables(conn, {Agent.__table__: agents, **self.rows_of(batch, pks)})
         return pks
+
+    def new_keys(self, conn: Connection, count: int) -> list[int]:
+        """Keys for `count` new agents, ascending. They are drawn before the rows are written, so
+        that every table's rows go in one statement (no key read back row by row)."""
+        raise NotImplementedError
 
     def rows_of(self, batch: Sequence[NewAgent], pks: list[int]) -> TableRows:
         """The rows new agents bring besides their own: first card, signature checks, search terms
@@ -279,7 +288,7 @@ class CatalogStore:
 
     def search(self, filters: SearchFilters, after: int, limit: int) -> list[Row[Any]]:
         """Up to `limit` agents (their `LISTED_COLUMNS`) after pk `after`, in pk order, matching every filter."""
-        with self._reads.connect() as conn:
+        with self._reads.connect() as conn, self.planned_for_values(conn):
             counts = {term: self._stats.count(conn, *term) for term in filters.counted_terms()}
             statement, params = self._search.page(filters, counts)
             return list(conn.execute(statement, {**params, "after": after, "limit": limit}))

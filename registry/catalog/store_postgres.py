@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -68,6 +69,19 @@ def _hex(value: Any) -> str:
 
 
 class PostgresCatalogStore(CatalogStore):
+    @contextlib.contextmanager
+    def planned_for_values(self, conn: Connection) -> Iterator[None]:
+        # psycopg prepares a statement that has run five times, and PostgreSQL then settles on one
+        # generic plan for all values; a search must be planned for its values (a tag of 192 agents
+        # and one of 20,000 want opposite joins). Other statements stay prepared.
+        driver = conn.connection.dbapi_connection
+        threshold = driver.prepare_threshold  # type: ignore[union-attr]
+        driver.prepare_threshold = None  # type: ignore[union-attr]
+        try:
+            yield
+        finally:
+            driver.prepare_threshold = threshold  # type: ignore[union-attr]
+
     def lock_agent(self, conn: Connection, agent_pk: int) -> None:
         conn.execute(select(Agent.pk).where(Agent.pk == agent_pk).with_for_update())
 
@@ -75,10 +89,13 @@ class PostgresCatalogStore(CatalogStore):
         # The keys are drawn first, so that the new agents and all their rows go as one statement:
         # whole by itself, with no transaction around it, and one round trip.
         with self._reads.connect() as conn:
-            pks = sorted(conn.scalars(_NEW_KEYS, {"n": len(batch)}))
+            pks = self.new_keys(conn, len(batch))
             agents = [{**new.columns, "pk": pk} for new, pk in zip(batch, pks)]
             self.insert_tables(conn, {Agent.__table__: agents, **self.rows_of(batch, pks)})
         return pks
+
+    def new_keys(self, conn: Connection, count: int) -> list[int]:
+        return sorted(conn.scalars(_NEW_KEYS, {"n": count}))
 
     def insert_tables(self, conn: Connection, tables: TableRows) -> None:
         # Each table's rows go to the server as one JSON document that it turns into rows itself

@@ -14,6 +14,7 @@ from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from registry import jsontext
+from registry.db.driver import DriverStatement
 from registry.db.pool_ping import PING_AFTER_IDLE, PingWhenIdle
 from registry.db.sqlite import BACKSTOP_CHECKPOINT_PAGES, WalCheckpointer, WriterLock, sqlite_path, writer_lock
 
@@ -66,10 +67,7 @@ def make_engine(
         return engine
     if database_url.startswith("postgresql://"):
         database_url = "postgresql+psycopg://" + database_url[len("postgresql://") :]
-    # psycopg prepares a statement that has run five times, and PostgreSQL then settles on one
-    # generic plan for all values: a search must be planned for its values (a tag of 192 agents
-    # and one of 20,000 want opposite joins), so nothing is prepared.
-    engine = create_engine(database_url, **JSON_OPTIONS, **POOL_OPTIONS, connect_args={"prepare_threshold": None})
+    engine = create_engine(database_url, **JSON_OPTIONS, **POOL_OPTIONS)
     PingWhenIdle(ping_after_idle).attach(engine)
     return engine
 

@@ -20,7 +20,7 @@ from sqlalchemy import Engine, Row, bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from registry import errors, jsontext
-from registry.db import writer_lock
+from registry.db import DriverStatement, writer_lock
 from registry.db.group_commit import GroupCommitter
 from registry.db.types import utcnow
 from registry.relay.agent_jwt import AgentBinding, AgentJwtVerifier
@@ -129,7 +129,7 @@ class RelayIngress:
         # message accepted meanwhile is dead-lettered by the prune job). A rotation counts at once: a
         # token the cached row refuses is checked again against a fresh read.
         self._cached: dict[str, tuple[float, SubscriptionRow]] = {}
-        self._insert = _insert(engine.dialect.name)
+        self._insert = DriverStatement(_insert(engine.dialect.name))
         self._committer = GroupCommitter(
             self._write_batch, self._write_one, max_batch=128, serialize=writer_lock(engine).hold
         )
@@ -218,7 +218,7 @@ class RelayIngress:
     def _write(self, rows: Sequence[dict[str, Any]]) -> None:
         # On PostgreSQL the insert's trigger notifies PG_CHANNEL, heard by LISTENing workers on commit.
         with self._engine.begin() as conn:
-            conn.execute(self._insert, list(rows))
+            self._insert.execute_many(conn, list(rows))
 
     def _jti_seen(self, row: dict[str, Any]) -> bool:
         with self._engine.connect() as conn:

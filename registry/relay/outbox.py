@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Engine, Row, bindparam, insert, select, update
 
-from registry.db import writer_lock
+from registry.db import DriverStatement, writer_lock
 from registry.db.types import utcnow
 from registry.jobs import LeaseColumns
 from registry.relay.delivery import DeliveryOutcome, DueDelivery, RetryPolicy, Target, WebhookPoster
@@ -30,10 +30,26 @@ IS_ACTIVE = select(S.status).where(S.pk == M.subscription_pk).scalar_subquery() 
 _CLAIM = LEASE.claim_statement(
     where=(IS_ACTIVE,), then=(~EARLIER_PENDING,), returning=(M.id, M.subscription_pk, M.body, M.attempts)
 )
-# SET, besides the lease, the columns each row gives (`_message_values`).
-_WRITE = update(M).where(M.pk == bindparam("b_pk")).values(lease_owner=None, lease_until=None)
+# SET, besides the lease, the columns each row gives (`_message_values`, keys prefixed "b_").
+_OUTCOME_COLUMNS = ("state", "due_at", "attempts", "last_attempt_at", "last_status", "last_error", "finished_at")
+_WRITE = DriverStatement(
+    update(M)
+    .where(M.pk == bindparam("b_pk"))
+    .values(lease_owner=None, lease_until=None, **{name: bindparam(f"b_{name}") for name in _OUTCOME_COLUMNS})
+)
 _HELD = (M.attempts, M.subscription_pk, M.task_key)
-_LOG_ATTEMPT = insert(RelayAttempt).inline()  # nothing is read back
+_ATTEMPT_COLUMNS = (
+    "message_pk",
+    "attempt",
+    "started_at",
+    "outcome",
+    "http_status",
+    "latency_ms",
+    "error",
+    "response",
+    "next_attempt_at",
+)  # `_attempt_row`
+_LOG_ATTEMPT = DriverStatement(insert(RelayAttempt), _ATTEMPT_COLUMNS)
 _ATTEMPT_FIELDS = ("outcome", "started_at", "http_status", "latency_ms", "error", "response")  # of DeliveryOutcome
 MAX_TARGETS = 10_000
 GONE_REASON = "the target answered 410 Gone; delivery is disabled until the owner enables it again"
@@ -90,13 +106,15 @@ class RelayOutbox:
             if not kept:
                 return 0
             writes = [self._message_values(o, held[o.pk].attempts + 1, now) for o in kept]
-            conn.execute(_WRITE, writes)
+            _WRITE.execute_many(
+                conn, [{"b_pk": w["b_pk"], **{f"b_{n}": w[n] for n in _OUTCOME_COLUMNS}} for w in writes]
+            )
             ended = [
                 (held[w["b_pk"]].subscription_pk, held[w["b_pk"]].task_key) for w in writes if w["state"] != "pending"
             ]
             lock_tasks(conn, ended)  # only now: a replay of these tasks waits just for the promotion and commit
             promote(conn, ended, now)
-            conn.execute(_LOG_ATTEMPT, [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
+            _LOG_ATTEMPT.execute_many(conn, [_attempt_row(o, w) for o, w in zip(kept, writes, strict=True)])
             if gone := {held[o.pk].subscription_pk for o in kept if o.outcome == "gone"}:
                 disable = update(S).where(S.pk.in_(gone), S.status == "active")
                 conn.execute(disable.values(status="disabled", status_reason=GONE_REASON, updated_at=now))

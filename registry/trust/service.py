@@ -21,7 +21,7 @@ from registry.trust.keys import KeyHolder, KeyPolicy, KeyScope, OwnerKeys
 from registry.trust.models import AGENT_CARDS, AGENTS, CardEndorsement, SignatureCheck, TrustedKey, iso
 from registry.trust.registry_keys import Endorser, attestation
 from registry.trust.state import CardSubject, CardTrust, replace_current_trust, roll_up
-from signing import CardPayloads, SigningError, verify_card
+from signing import CardPayloads, ChainResolver, SigningError, verify_card
 
 REVERIFY_BATCH = 100
 
@@ -61,7 +61,10 @@ class TrustService:
         now = self._clock()
         payloads = CardPayloads(subject.card)  # one canonical form for verifying and endorsing
         try:
-            result = verify_card(subject.card, self._policy.resolver(subject.card_url, scope), payloads=payloads)
+            # Keys are resolved only for a card that has signatures: most cards have none.
+            signed = bool(subject.card.get("signatures"))
+            resolver = self._policy.resolver(subject.card_url, scope) if signed else ChainResolver([])
+            result = verify_card(subject.card, resolver, payloads=payloads)
         except SigningError as error:  # `signatures` is not a list: only on cards that did not validate
             return CardTrust("invalid", (), now, reason=str(error), accepted=not self._require)
         state, kids = roll_up((check.outcome.value, check.kid or check.key_thumbprint) for check in result.signatures)
