@@ -160,16 +160,17 @@ def replace_card(agent_id: str) -> Response:
     card, raw = json_body()
     if not isinstance(card, dict):
         raise BadRequest("the body must be the Agent Card, a JSON object")
-    changed = _services().catalog.replace_card(current_actor(), agent_id, card, raw)
-    response = _agent_response(agent_id)
-    response.headers["X-Agentdex-Changed"] = "true" if changed else "false"
-    return response
+    return _changed_response(agent_id, _services().catalog.replace_card(current_actor(), agent_id, card, raw))
 
 
 @bp.post("/<agent_id>/refresh")
 @requires("agents:write")
 def refresh(agent_id: str) -> Response:
-    changed = _services().catalog.refresh(current_actor(), agent_id)
+    return _changed_response(agent_id, _services().catalog.refresh(current_actor(), agent_id))
+
+
+def _changed_response(agent_id: str, changed: bool) -> Response:
+    """The agent as it is now, saying whether the request changed its card."""
     response = _agent_response(agent_id)
     response.headers["X-Agentdex-Changed"] = "true" if changed else "false"
     return response
