@@ -67,5 +67,13 @@ def reports_errors(func: F) -> F:
         except CliError as error:
             click.echo(f"error: {error}", err=True)
             sys.exit(int(error.exit_code))
+        except Exception as error:
+            # The registry's own errors (admin commands run it in-process) say what to do: print
+            # that, not a traceback. Anything else is a bug and keeps its traceback.
+            registry_errors = sys.modules.get("registry.errors")
+            if registry_errors is None or not isinstance(error, registry_errors.RegistryError):
+                raise
+            click.echo(f"error: {error}", err=True)
+            sys.exit(int(ExitCode.FAILED))
 
     return wrapper  # type: ignore[return-value]

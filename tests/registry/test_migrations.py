@@ -101,6 +101,22 @@ def test_a_database_of_an_earlier_development_build_is_refused_and_left_as_it_wa
     assert inspect(engine).get_table_names() == ["alembic_version"]
 
 
+def test_the_cli_says_so_in_one_line_and_exits_1(tmp_path):  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL PRIMARY KEY)"))
+        conn.execute(text("INSERT INTO alembic_version VALUES ('0015_search_tables_maintenance')"))
+    env = {"AGENTDEX_DATABASE_URL": f"sqlite:///{tmp_path / 'old.db'}", "AGENTDEX_SECRET_KEY": "x" * 32}
+    result = CliRunner().invoke(cli, ["db", "upgrade"], env=env)
+    assert result.exit_code == 1
+    assert result.output.startswith("error: ") and "recreate" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_the_versions_folder_holds_exactly_the_baseline():
     revisions = sorted(path.name for path in (MIGRATIONS / "versions").glob("*.py") if path.name != "__init__.py")
     assert revisions == ["0001_baseline.py"]
