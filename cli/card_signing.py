@@ -36,7 +36,7 @@ def signing_errors() -> Iterator[None]:
     try:
         yield
     except SigningError as error:
-        raise CliError(str(error), exit_code_for(error)) from error
+        raise CliError(str(error), exit_code_for(error) or ExitCode.FAILED) from error
 
 
 def write_stdout(data: bytes) -> None:

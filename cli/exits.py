@@ -35,14 +35,18 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
-def exit_code_for(error: BaseException) -> ExitCode:
-    """Map any library error to the exit code a pipeline should see."""
+def exit_code_for(error: BaseException) -> ExitCode | None:
+    """The exit code a pipeline should see for a known error; None for anything else (a bug)."""
     if isinstance(error, CliError):
         return error.exit_code
-    signing_errors = sys.modules.get("signing.errors")  # only loaded if a signing error can exist
+    # Libraries are only looked up if loaded: only then can one of their errors exist.
+    signing_errors = sys.modules.get("signing.errors")
     if signing_errors is not None and isinstance(error, signing_errors.SigningError):
         return _signing_exit_code(error, signing_errors)
-    return ExitCode.FAILED
+    registry_errors = sys.modules.get("registry.errors")
+    if registry_errors is not None and isinstance(error, registry_errors.RegistryError):
+        return ExitCode.FAILED
+    return None
 
 
 def _signing_exit_code(error: BaseException, errors: Any) -> ExitCode:
@@ -64,16 +68,13 @@ def reports_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except CliError as error:
-            click.echo(f"error: {error}", err=True)
-            sys.exit(int(error.exit_code))
         except Exception as error:
-            # The registry's own errors (admin commands run it in-process) say what to do: print
-            # that, not a traceback. Anything else is a bug and keeps its traceback.
-            registry_errors = sys.modules.get("registry.errors")
-            if registry_errors is None or not isinstance(error, registry_errors.RegistryError):
+            # CliError, and the library's own errors (the registry's, run in-process by admin
+            # commands, and signing's), say what to do: print that, not a traceback.
+            code = exit_code_for(error)
+            if code is None:
                 raise
             click.echo(f"error: {error}", err=True)
-            sys.exit(int(ExitCode.FAILED))
+            sys.exit(int(code))
 
     return wrapper  # type: ignore[return-value]

@@ -9,7 +9,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from registry import heap
 from registry.auth import requires
 from registry.catalog.presenters import agent_json, page_json
-from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, SIGNATURE_FILTERS, STATUS_FILTERS, AgentQuery
+from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, STATUS_FILTERS, AgentQuery
 from registry.errors import BadRequest, InvalidRequest
 from registry.request_input import (
     current_actor,
@@ -21,7 +21,7 @@ from registry.request_input import (
     refuse_unknown,
     string_field,
 )
-from registry.trust import endorsed_card_response
+from registry.trust import SIGNATURE_STATES, endorsed_card_response
 
 bp = Blueprint("agents", __name__, url_prefix="/v1/agents")
 
@@ -122,7 +122,7 @@ def search() -> Response:
         updated_since=query_time("updatedSince"),
         health=query_choice("health", HEALTH_FILTERS),
         include_dead=query_choice("includeDead", ("true", "false"), "false") == "true",
-        signature=query_choice("signature", SIGNATURE_FILTERS),
+        signature=query_choice("signature", SIGNATURE_STATES),
         limit=query_int("limit", 50, 1, _services().settings.page_limit_max),
         cursor=request.args.get("cursor"),
     )

@@ -22,7 +22,6 @@ from registry.errors import InvalidRequest, NotFound
 CAPABILITIES = ("streaming", "pushNotifications", "extendedAgentCard")
 STATUS_FILTERS = ("active", "deprecated", "any")
 HEALTH_FILTERS = ("up", "degraded", "down", "unknown")
-SIGNATURE_FILTERS = ("verified", "invalid", "unverifiable", "unsigned")
 MAX_SEARCH_TAGS = 32
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
 from registry import jsontext
 from registry.auth import Actor
@@ -185,14 +185,13 @@ class CatalogService:
         """Store a re-crawled card in the caller's transaction: "changed" (now current),
         "unchanged", or "invalid" (kept as a non-current version with its issues, so the last
         valid card stays current; so is a card without the valid signature the operator requires)."""
-        agent_id = conn.scalar(select(Agent.id).where(Agent.pk == agent_pk))
-        if record.accepted:
-            audit = self._audit(None, "card.recrawl", agent_id, {})
+        if record.accepted:  # the store fills in the agent's id
+            audit = self._audit(None, "card.recrawl", None, {})
             if self._store.write_version(conn, agent_pk, record, self._clock(), audit):
                 return "changed"
             refresh_current_trust(conn, agent_pk, record.trust)  # e.g. its JWKS answers again
             return "unchanged"
-        audit = self._audit(None, "card.recrawl.invalid", agent_id, {})
+        audit = self._audit(None, "card.recrawl.invalid", None, {})
         return "invalid" if self._store.write_rejected_version(conn, agent_pk, record, audit) else "unchanged"
 
     # -- internals ------------------------------------------------------------------------
@@ -314,7 +313,7 @@ class CatalogService:
                 outcomes.append(ImportOutcome(i, agent_id=new.columns["id"]))
                 continue
             url = new.record.card_url
-            existing = self._store.agent_pk_of_url(url)
+            existing = self._store.known_urls([url]).get(url)
             outcomes.append(
                 ImportOutcome(
                     i,
@@ -338,7 +337,7 @@ class CatalogService:
         return agent
 
     def _refuse_known_url(self, card_url: str) -> None:
-        existing = self._store.agent_pk_of_url(card_url)
+        existing = self._store.known_urls([card_url]).get(card_url)
         if existing is not None:
             raise Conflict(f"{card_url} is already registered as agent {existing}", {"agentId": existing})
 

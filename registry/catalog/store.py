@@ -25,6 +25,7 @@ from registry.catalog.store_search import SearchFilters, SearchStatements, TermS
 from registry.catalog.tag_counts import TagCounts
 from registry.trust import trust_rows
 
+MAX_QUERY_WORDS = 8  # words of a text query that are matched
 TableRows = dict[Any, list[dict[str, Any]]]  # rows to insert, by table (a Table or a `table()` clause)
 
 # What the API shows of an agent: its pk (for cursors), the columns that change without a new
@@ -65,7 +66,7 @@ class NewAgent:
 
 class CatalogStore:
     """Reads and writes the catalog's tables. Subclasses say how their database indexes text and
-    serialises writers; `for_engine` picks the one that fits."""
+    serialises writers; `registry.container.catalog_store` picks the one that fits."""
 
     def __init__(self, engine: Engine, reads: Engine) -> None:
         """`reads`: the engine for single statements (`registry.db.single_statements`)."""
@@ -116,11 +117,15 @@ class CatalogStore:
 
     def write_new(self, batch: Sequence[NewAgent]) -> list[int]:
         """Write new agents and every row that comes with them in one transaction; their pks."""
-        with self.writing(), self.engine.begin() as conn:
+        with self.writing(), self.new_agents_connection() as conn:
             pks = self.new_keys(conn, len(batch))
             agents = [{**new.columns, "pk": pk} for new, pk in zip(batch, pks)]
             self.insert_tables(conn, {Agent.__table__: agents, **self.rows_of(batch, pks)})
         return pks
+
+    def new_agents_connection(self) -> AbstractContextManager[Connection]:
+        """Where new agents are written: a transaction (PostgreSQL: one statement, whole by itself)."""
+        return self.engine.begin()
 
     def new_keys(self, conn: Connection, count: int) -> list[int]:
         """Keys for `count` new agents, ascending. They are drawn before the rows are written, so
@@ -180,7 +185,7 @@ class CatalogStore:
         """Make `record` the agent's current card, in the caller's transaction; its version, or
         None when the current card has the same content."""
         self.lock_agent(conn, agent_pk)
-        current = conn.execute(select(Agent.card_sha256, Agent.status).where(Agent.pk == agent_pk)).one()
+        current = conn.execute(select(Agent.id, Agent.card_sha256, Agent.status).where(Agent.pk == agent_pk)).one()
         if current.card_sha256 == record.sha256:
             return None
         version = _next_version(conn, agent_pk)  # after any invalid re-crawled version too
@@ -195,7 +200,7 @@ class CatalogStore:
                 AgentCard.__table__: [card_values(record, agent_pk, version)],
                 **trust_rows([(record.trust, agent_pk, version)]),
                 **self._index_rows([(agent_pk, record, {**values, "status": current.status})]),
-                AuditEntry.__table__: [{**audit, "detail": {"version": version}}],
+                AuditEntry.__table__: [{**audit, "agent_id": current.id, "detail": {"version": version}}],
             },
         )
         self._count_tags(conn, removed=old_tags)
@@ -212,12 +217,13 @@ class CatalogStore:
         if latest == record.sha256:
             return False
         version = _next_version(conn, agent_pk)
+        agent_id = conn.scalar(select(Agent.id).where(Agent.pk == agent_pk))
         self.insert_tables(
             conn,
             {
                 AgentCard.__table__: [{**card_values(record, agent_pk, version), "is_current": False}],
                 **trust_rows([(record.trust, agent_pk, version)]),
-                AuditEntry.__table__: [{**audit, "detail": {"version": version}}],
+                AuditEntry.__table__: [{**audit, "agent_id": agent_id, "detail": {"version": version}}],
             },
         )
         return True
@@ -275,11 +281,6 @@ class CatalogStore:
         """The agent's full row."""
         with self._sessions() as session:
             return session.scalar(select(Agent).where(Agent.id == agent_id))
-
-    def agent_pk_of_url(self, card_url: str) -> str | None:
-        """The id of the agent registered at this card URL, if any."""
-        with self._reads.connect() as conn:
-            return conn.scalar(select(Agent.id).where(Agent.card_url == card_url))
 
     def listed(self, agent_id: str) -> Row[Any] | None:
         """The agent's `LISTED_COLUMNS`."""

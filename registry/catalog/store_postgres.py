@@ -6,16 +6,17 @@ import contextlib
 import functools
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, TextClause, select, table, text
+from sqlalchemy import Connection, TextClause, delete, select, text
 from sqlalchemy.sql.expression import FromClause
 
 from registry.catalog.models import Agent
-from registry.catalog.store import CatalogStore, NewAgent, TableRows
-from registry.catalog.store_sqlite import MAX_QUERY_WORDS
+from registry.catalog.store import MAX_QUERY_WORDS, CatalogStore, TableRows
+from registry.catalog.store_search import SEARCH_TABLE
 
 _LEXEMES = re.compile(r"[^\W_]+")
 # ASCII text, the common case, is split without a regular expression: letters and digits kept
@@ -44,7 +45,6 @@ def vector(document: str) -> str:
 
 
 _NEW_KEYS = text("SELECT nextval(pg_get_serial_sequence('agents', 'pk')) FROM generate_series(1, :n)")
-_SEARCH = table("agent_search")
 
 
 @functools.lru_cache(maxsize=256)
@@ -85,14 +85,10 @@ class PostgresCatalogStore(CatalogStore):
     def lock_agent(self, conn: Connection, agent_pk: int) -> None:
         conn.execute(select(Agent.pk).where(Agent.pk == agent_pk).with_for_update())
 
-    def write_new(self, batch: Sequence[NewAgent]) -> list[int]:
-        # The keys are drawn first, so that the new agents and all their rows go as one statement:
-        # whole by itself, with no transaction around it, and one round trip.
-        with self._reads.connect() as conn:
-            pks = self.new_keys(conn, len(batch))
-            agents = [{**new.columns, "pk": pk} for new, pk in zip(batch, pks)]
-            self.insert_tables(conn, {Agent.__table__: agents, **self.rows_of(batch, pks)})
-        return pks
+    def new_agents_connection(self) -> AbstractContextManager[Connection]:
+        # New agents and all their rows go as one statement (`insert_tables`): whole by itself,
+        # with no transaction around it, one round trip.
+        return self._reads.connect()
 
     def new_keys(self, conn: Connection, count: int) -> list[int]:
         return sorted(conn.scalars(_NEW_KEYS, {"n": count}))
@@ -109,10 +105,10 @@ class PostgresCatalogStore(CatalogStore):
         conn.execute(_insert_from_json(shape), params)
 
     def documents(self, rows: list[tuple[int, str]]) -> tuple[FromClause, list[dict[str, Any]]]:
-        return _SEARCH, [{"agent_pk": pk, "document_tsv": vector(document)} for pk, document in rows]
+        return SEARCH_TABLE, [{"agent_pk": pk, "document_tsv": vector(document)} for pk, document in rows]
 
     def remove_document(self, conn: Connection, agent_pk: int) -> None:
-        conn.execute(text("DELETE FROM agent_search WHERE agent_pk = :pk"), {"pk": agent_pk})
+        conn.execute(delete(SEARCH_TABLE).where(SEARCH_TABLE.c.agent_pk == agent_pk))
 
     def text_query(self, user_text: str) -> str | None:
         words = list(dict.fromkeys(lexemes(user_text)))[:MAX_QUERY_WORDS]

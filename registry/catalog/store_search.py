@@ -47,8 +47,11 @@ RARE_TERM = 2_000
 
 _TERMS = AgentTerm.__table__
 _AGENTS = Agent.__table__
-_FTS = table("agent_fts", column("rowid", Integer))
-_SEARCH = table("agent_search", column("agent_pk", Integer))
+# The text index's tables (created by the migration, outside the models): FTS5 on SQLite, a
+# tsvector on PostgreSQL.
+FTS_TABLE = table("agent_fts", column("rowid", Integer), column("document"))
+SEARCH_TABLE = table("agent_search", column("agent_pk", Integer), column("document_tsv"))
+_FTS, _SEARCH = FTS_TABLE, SEARCH_TABLE
 
 
 class TermStats:

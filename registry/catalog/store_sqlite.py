@@ -7,11 +7,12 @@ import re
 from contextlib import AbstractContextManager
 from typing import Any
 
-from sqlalchemy import Connection, Engine, column, insert, table, text, update
+from sqlalchemy import Connection, Engine, delete, insert, update
 from sqlalchemy.sql.expression import FromClause
 
 from registry.catalog.models import Agent
-from registry.catalog.store import CatalogStore, TableRows
+from registry.catalog.store import MAX_QUERY_WORDS, CatalogStore, TableRows
+from registry.catalog.store_search import FTS_TABLE
 from registry.db import DriverStatement, writer_lock
 
 
@@ -20,9 +21,7 @@ def _insert(table: Any, columns: tuple[str, ...]) -> DriverStatement:
     return DriverStatement(insert(table), columns)
 
 
-_FTS = table("agent_fts", column("rowid"), column("document"))
 _WORDS = re.compile(r"\w+", re.UNICODE)
-MAX_QUERY_WORDS = 8
 
 
 class SqliteCatalogStore(CatalogStore):
@@ -53,10 +52,10 @@ class SqliteCatalogStore(CatalogStore):
         conn.execute(update(Agent).where(Agent.pk == agent_pk).values(status=Agent.status))
 
     def documents(self, rows: list[tuple[int, str]]) -> tuple[FromClause, list[dict[str, Any]]]:
-        return _FTS, [{"rowid": pk, "document": document} for pk, document in rows]
+        return FTS_TABLE, [{"rowid": pk, "document": document} for pk, document in rows]
 
     def remove_document(self, conn: Connection, agent_pk: int) -> None:
-        conn.execute(text("DELETE FROM agent_fts WHERE rowid = :pk"), {"pk": agent_pk})
+        conn.execute(delete(FTS_TABLE).where(FTS_TABLE.c.rowid == agent_pk))
 
     def text_query(self, user_text: str) -> str | None:
         # FTS5 folds the words as it folded the documents (`unicode61 remove_diacritics 2`).

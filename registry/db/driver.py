@@ -16,17 +16,11 @@ from sqlalchemy.sql.compiler import SQLCompiler
 class DriverStatement:
     """A statement run for a batch of rows on the driver's cursor, compiled once per dialect.
 
-    For the writes that run once per notification or delivery, SQLAlchemy's `execute` costs more
-    CPU than the driver: per call it builds a cache key, looks the statement up, runs each row's
-    parameters through the compiled form and builds a result. Measured on PostgreSQL (psycopg,
-    batch of four 1 KB relay inserts): 0.78–0.93 ms of CPU a batch through `Connection.execute`,
-    0.53–0.58 ms on the cursor of the same connection. What `Connection.execute` does that matters
-    stays: the caller's transaction (and its events: `commit` still fires), the column types' bind
-    processing (UTC datetimes become SQLite text, JSON is serialised), and errors raised as
-    SQLAlchemy's (a duplicate is an `IntegrityError`). Statements run this way do not fire
-    `before_cursor_execute`, and read nothing back. (Registration's many plain-valued term rows
-    take `DriverInsert` instead: one `unnest` INSERT a batch on PostgreSQL, where executing once
-    per row cost the server more.)
+    Past `Connection.execute`'s per-call cache key, lookup and result object; what matters of it
+    stays: the caller's transaction (its `commit` events fire), the column types' bind processing
+    (UTC datetimes become SQLite text, JSON is serialised), and driver errors raised as
+    SQLAlchemy's (a duplicate is an `IntegrityError`). It reads nothing back and does not fire
+    `before_cursor_execute`.
     """
 
     def __init__(self, statement: Any, columns: Sequence[str] | None = None) -> None:
@@ -39,32 +33,13 @@ class DriverStatement:
 
     def execute_many(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         """Run the statement once per row (each a dict of its bind parameters) in `conn`'s transaction."""
-        self.run(conn, self.prepare(conn.dialect, rows))
-
-    def prepare(self, dialect: Dialect, rows: list[dict[str, Any]]) -> list[Any]:
-        """The driver's parameters of each row, bind-processed (e.g. JSON serialised), for `run`.
-        Preparing before taking a write lock keeps that work out of the time the lock is held."""
-        form = self._form(dialect)
-        return [form.parameters(row) for row in rows]
-
-    def run(self, conn: Connection, parameters: list[Any]) -> None:
-        """Run the statement once per prepared parameter set in `conn`'s transaction."""
-        with self._cursor(conn, parameters) as (cursor, sql):
-            cursor.executemany(sql, parameters)
-
-    def _form(self, dialect: Dialect) -> _DriverForm:
-        form = self._forms.get(dialect.name)
+        form = self._forms.get(conn.dialect.name)
         if form is None:
-            compiled = self._statement.compile(dialect=dialect, column_keys=self._columns)
-            form = self._forms[dialect.name] = _DriverForm(compiled, dialect)
-        return form
-
-    @contextlib.contextmanager
-    def _cursor(self, conn: Connection, parameters: list[Any], suffix: str = "") -> Iterator[tuple[Any, str]]:
-        """A driver cursor of `conn` and the statement's SQL (`driver_cursor`)."""
-        sql = self._form(conn.dialect).sql + suffix
-        with driver_cursor(conn, sql, parameters) as cursor:
-            yield cursor, sql
+            compiled = self._statement.compile(dialect=conn.dialect, column_keys=self._columns)
+            form = self._forms[conn.dialect.name] = _DriverForm(compiled, conn.dialect)
+        parameters = [form.parameters(row) for row in rows]
+        with driver_cursor(conn, form.sql, parameters) as cursor:
+            cursor.executemany(form.sql, parameters)
 
 
 @contextlib.contextmanager
@@ -78,7 +53,7 @@ def driver_cursor(conn: Connection, sql: str, parameters: Any) -> Iterator[Any]:
         yield cursor
     except dialect.loaded_dbapi.Error as error:
         # A connection the database dropped leaves the pool when the caller's transaction
-        # fails to roll back on it (tests/registry/test_pool_ping.py); the error says so.
+        # fails to roll back on it (tests/registry/db/test_pool_ping.py); the error says so.
         gone = dialect.is_disconnect(error, conn.connection.dbapi_connection, cursor)
         raise exc.DBAPIError.instance(
             sql, parameters, error, dialect.loaded_dbapi.Error, dialect=dialect, connection_invalidated=gone

@@ -188,8 +188,8 @@ class RelayIngress:
         return sub
 
     def _token_ok(self, sub: SubscriptionRow, notification: Notification) -> bool:
-        hashes = TokenHashes(sub.token_hash, sub.previous_token_hash, sub.previous_token_until)
-        return any(hashes.accepts(token, self._clock()) for token in notification.tokens)
+        hashes, now = TokenHashes(sub.token_hash, sub.previous_token_hash, sub.previous_token_until), self._clock()
+        return any(hashes.accepts(token, now) for token in notification.tokens)
 
     def _jwt_id(self, sub: SubscriptionRow, notification: Notification) -> str | None:
         if sub.auth_mode != "jwt":

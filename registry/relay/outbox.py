@@ -38,19 +38,9 @@ _WRITE = DriverStatement(
     .values(lease_owner=None, lease_until=None, **{name: bindparam(f"b_{name}") for name in _OUTCOME_COLUMNS})
 )
 _HELD = (M.attempts, M.subscription_pk, M.task_key)
-_ATTEMPT_COLUMNS = (
-    "message_pk",
-    "attempt",
-    "started_at",
-    "outcome",
-    "http_status",
-    "latency_ms",
-    "error",
-    "response",
-    "next_attempt_at",
-)  # `_attempt_row`
-_LOG_ATTEMPT = DriverStatement(insert(RelayAttempt), _ATTEMPT_COLUMNS)
 _ATTEMPT_FIELDS = ("outcome", "started_at", "http_status", "latency_ms", "error", "response")  # of DeliveryOutcome
+# Every attempt is logged (`_attempt_row` gives these columns); nothing is read back.
+_LOG_ATTEMPT = DriverStatement(insert(RelayAttempt), (*_ATTEMPT_FIELDS, "message_pk", "attempt", "next_attempt_at"))
 MAX_TARGETS = 10_000
 GONE_REASON = "the target answered 410 Gone; delivery is disabled until the owner enables it again"
 
