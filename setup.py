@@ -14,7 +14,6 @@ setup(
     package_data={
         "registry.validation": ["schemas/*.json", "schemas/SOURCES.md"],
         "migrations": ["script.py.mako"],
-        "registry.web": ["templates/*.html", "static/*"],
     },
     install_requires=[
         "flask>=3.0,<4",
@@ -27,7 +26,6 @@ setup(
         "joserfc>=1.0,<2",
         "cryptography>=42",
         "jsonschema>=4.21,<5",
-        "prometheus-client>=0.20,<1",
         "waitress>=3.0,<4",
         "granian>=2.5,<3",
         "orjson>=3.10,<4",

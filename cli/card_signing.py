@@ -73,7 +73,11 @@ def _read_card(source: str) -> dict[str, Any]:
 )
 @reports_errors
 def canonicalize_command(card_file: str, form: str) -> None:
-    """Print the exact bytes a signature over CARD covers (`-` reads standard input)."""
+    """Print the exact bytes a signature over CARD covers (`-` reads standard input).
+
+    \f
+    Raises CliError: exit 1 when the card has no canonical form, 2 when it cannot be read.
+    """
     from signing import canonicalize
 
     with signing_errors():
@@ -97,6 +101,9 @@ def sign_command(
     The payload is the card's canonical form that the official SDKs verify (see `canonicalize`).
     Fields that form does not cover (unknown fields, 0.3 compatibility fields on a v1.0 card)
     are listed on standard error.
+
+    \f
+    Raises CliError: exit 1 when the card cannot be signed, 2 for an unreadable card or key.
     """
     from signing import canonical_payload, load_signing_key, sign_card
 
@@ -161,8 +168,15 @@ def verify_command(
     password_env: str | None,
     unsafe_allow_http_loopback: bool,
 ) -> None:
-    """Verify CARD's signatures. Exit 0 when the policy holds, 1 when a signature is invalid or
-    missing, 3 when no key could be resolved, 2 for usage errors."""
+    """Verify CARD's signatures with the keys you trust (`-` reads standard input).
+
+    Give the keys as files (--key), JWKS files or URLs (--jwks), or let a signature's jku be
+    followed on origins you name (--allow-origin). Exit 0 when the policy holds, 1 when a
+    signature is invalid or missing, 3 when no key could be resolved, 2 for usage errors.
+
+    \f
+    Raises CliError (exit 1, 2 or 3, as above) when the card or a key cannot be read or fetched.
+    """
     from signing import PolicyMode, VerificationPolicy, verify_card
 
     with signing_errors():

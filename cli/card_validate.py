@@ -1,7 +1,7 @@
 """`agentdex card validate FILE_OR_URL`: judge an Agent Card offline with the registry's own validator.
 
 Exit codes (cli.exits): 0 the card is valid, 1 it is not, 2 usage (no such file, not JSON),
-4 the URL could not be fetched.
+4 the URL could not be fetched. URLs are discovered by the registry's own `CardFetcher`.
 """
 
 from __future__ import annotations
@@ -25,16 +25,26 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @reports_errors
 def validate(source: str, as_json: bool) -> None:
-    """Validate the Agent Card in FILE (`-` reads standard input) or at URL.
+    """Check the Agent Card in FILE (`-` reads standard input) or at URL.
 
-    A URL is discovered like the registry does: the card URL itself, or the agent's
-    /.well-known/agent-card.json, then /.well-known/agent.json.
-    Detects the protocol version (0.1, 0.2, 0.3, 1.0 and 1.0+0.3 hybrids) and lists every issue.
-    Exits 0 when the card is valid, 1 when it is not, 2 when the input cannot be read as JSON,
-    4 when the URL cannot be fetched.
+    \b
+    A URL is looked up the way the registry discovers cards: a URL ending in
+    .json or /agentCard is the card itself; otherwise these are tried in turn,
+    each under the URL's path and then at the root:
+      /.well-known/agent-card.json
+      /.well-known/agent.json  (agents before A2A 0.3)
+      /agentCard               (agents that serve their card there; tried last)
 
-    Raises CliError (exit 2) for a missing or unreadable file or input that is not JSON,
-    (exit 4) for a URL that cannot be fetched.
+    The report names the protocol version the card is judged by (0.1, 0.2, 0.3, 1.0, or a 1.0
+    card with 0.3 fields) and lists every problem with its place in the card, its rule and
+    whether it is an error or a warning.
+
+    Exits 0 when the card is valid, 1 when it has errors, 2 when the file cannot be read or is
+    not JSON, 4 when no card can be fetched from the URL.
+
+    \f
+    Raises CliError: exit 2 for a missing or unreadable file or input that is not JSON, exit 4
+    for a URL that cannot be fetched.
     """
     from registry.validation import validate_card  # lazy: `agentdex --help` should not load jsonschema
 

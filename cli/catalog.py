@@ -1,22 +1,17 @@
-"""Catalog commands that talk to a registry over HTTP: register, search, show, deprecate, delete, import."""
+"""Catalog commands that talk to a registry over HTTP: register, search, show, deprecate,
+undeprecate, delete, import, tags. Wherever they take an agent ID, a unique prefix of it (8
+characters or more) will do: the registry resolves it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from cli.client import json_option, make_client, registry_option, token_option
-from cli.exits import CliError, ExitCode, reports_errors
-
-
-def _emit(payload: Any, as_json: bool, human: Any) -> None:
-    if as_json:
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
-    else:
-        human(payload)
+from cli.exits import CliError, ExitCode, reports_errors, result_printed
+from cli.output import emit, table
 
 
 def _agent_line(agent: dict[str, Any]) -> str:
@@ -61,10 +56,18 @@ def _show_agent(agent: dict[str, Any]) -> None:
 @json_option
 @reports_errors
 def register(url: str, jwks_url: str | None, registry: str, token: str | None, as_json: bool) -> None:
-    """Register the agent at URL (its base URL or its card URL)."""
+    """Register an agent by its URL.
+
+    URL is the agent's base URL (its card is looked for at /.well-known/agent-card.json, then
+    /.well-known/agent.json) or the URL of its card.
+
+    \b
+    Example:
+      agentdex register https://weather.example.com --token adx_...
+    """
     body = {"url": url, **({"jwksUrl": jwks_url} if jwks_url else {})}
     agent = make_client(registry, token).call("POST", "/v1/agents", json=body)
-    _emit(agent, as_json, _show_registered)
+    emit(agent, as_json, _show_registered)
 
 
 @click.command()
@@ -118,7 +121,16 @@ def search(
     registry: str,
     as_json: bool,
 ) -> None:
-    """Find agents by skill tags, text, modes and capabilities."""
+    """Find agents by tags, text, modes and capabilities.
+
+    Shows active agents only, unless --status says otherwise, and hides agents that have been
+    down for long unless --include-dead is given.
+
+    \b
+    Examples:
+      agentdex search --tag weather --tag forecast
+      agentdex search --text "currency conversion" --verified --health up
+    """
     if verified and signature not in (None, "verified"):
         raise CliError("--verified and --signature contradict each other", ExitCode.USAGE)
     params: dict[str, Any] = {
@@ -146,45 +158,83 @@ def search(
             f"{len(p['items'])} agent(s)" + (f"; more with --cursor {p['nextCursor']}" if p["nextCursor"] else "")
         )
 
-    _emit(page, as_json, human)
+    emit(page, as_json, human)
 
 
 @click.command()
-@click.argument("agent_id")
+@click.argument("agent_id", metavar="ID")
 @registry_option
 @json_option
 @reports_errors
 def show(agent_id: str, registry: str, as_json: bool) -> None:
-    """Show one agent."""
-    _emit(make_client(registry).call("GET", f"/v1/agents/{agent_id}"), as_json, _show_agent)
+    """Show one agent.
+
+    Prints its card's summary, status, signature state and health. ID is the agent's id, or
+    its first 8 characters or more.
+
+    \b
+    Example:
+      agentdex show 5b0c1d2e
+    """
+    emit(make_client(registry).call("GET", f"/v1/agents/{agent_id}"), as_json, _show_agent)
 
 
 @click.command()
-@click.argument("agent_id")
+@click.argument("agent_id", metavar="ID")
 @click.option("--message", default=None, help="Why, and what to use instead.")
 @registry_option
 @token_option
 @json_option
 @reports_errors
 def deprecate(agent_id: str, message: str | None, registry: str, token: str | None, as_json: bool) -> None:
-    """Mark an agent deprecated (hidden from default search, still readable)."""
+    """Hide an agent from default search.
+
+    The agent is marked deprecated: still readable by its ID and found with --status
+    deprecated. Undo with `agentdex undeprecate`.
+
+    \b
+    Example:
+      agentdex deprecate 5b0c1d2e --message "use the v2 agent, 9f3e…"
+    """
     body = {"status": "deprecated", **({"statusMessage": message} if message else {})}
     agent = make_client(registry, token).call("PATCH", f"/v1/agents/{agent_id}", json=body)
-    _emit(agent, as_json, lambda a: click.echo(f"{a['id']} is now {a['status']}"))
+    emit(agent, as_json, lambda a: click.echo(f"{a['id']} is now {a['status']}"))
 
 
 @click.command()
-@click.argument("agent_id")
+@click.argument("agent_id", metavar="ID")
+@registry_option
+@token_option
+@json_option
+@reports_errors
+def undeprecate(agent_id: str, registry: str, token: str | None, as_json: bool) -> None:
+    """Make a deprecated agent active again.
+
+    It is back in default search, and its status message is cleared."""
+    body = {"status": "active", "statusMessage": ""}
+    agent = make_client(registry, token).call("PATCH", f"/v1/agents/{agent_id}", json=body)
+    emit(agent, as_json, lambda a: click.echo(f"{a['id']} is {a['status']} again"))
+
+
+@click.command()
+@click.argument("agent_id", metavar="ID")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @registry_option
 @token_option
+@json_option
 @reports_errors
-def delete(agent_id: str, yes: bool, registry: str, token: str | None) -> None:
-    """Remove an agent and its history (the audit log keeps the fact)."""
-    if not yes and not click.confirm(f"Delete agent {agent_id}?", default=False):
+def delete(agent_id: str, yes: bool, registry: str, token: str | None, as_json: bool) -> None:
+    """Remove an agent and its card history.
+
+    The audit log keeps the fact. Asks first, unless --yes is given. To hide an agent but keep
+    it, use `agentdex deprecate`."""
+    client = make_client(registry, token)
+    agent = client.call("GET", f"/v1/agents/{agent_id}")  # the whole id, and a name to confirm
+    question = f"Delete agent {agent['name']} ({agent['id']}) and its history?"
+    if not yes and not click.confirm(question, default=False, err=True):
         raise CliError("not deleted", ExitCode.FAILED)
-    make_client(registry, token).call("DELETE", f"/v1/agents/{agent_id}")
-    click.echo(f"deleted {agent_id}")
+    client.call("DELETE", f"/v1/agents/{agent['id']}")
+    emit({"deleted": agent["id"]}, as_json, lambda d: click.echo(f"deleted {d['deleted']}"))
 
 
 @click.command("import")
@@ -196,11 +246,47 @@ def delete(agent_id: str, yes: bool, registry: str, token: str | None) -> None:
 @json_option
 @reports_errors
 def import_(path: Path, batch: int, parallel: int, registry: str, token: str | None, as_json: bool) -> None:
-    """Register many cards from a JSON Lines file: one {"card": {...}, "cardUrl": "..."} per line,
-    with "jwksUrl": "..." where the agent publishes the keys that verify its card."""
+    """Register many cards from a JSON Lines file.
+
+    One {"card": {...}, "cardUrl": "..."} per line, with "jwksUrl": "..." where the agent
+    publishes the keys that verify its card. Exits 1 when any line failed; each failure is
+    reported with its line number.
+
+    \b
+    Example:
+      agentdex import cards.jsonl --batch 500 --parallel 4
+    """
     from cli.importer import import_file
 
     summary = import_file(lambda: make_client(registry, token), path, batch, progress=not as_json, parallel=parallel)
-    _emit(summary, as_json, lambda s: click.echo(f"created {s['created']}, failed {s['failed']}"))
+    emit(summary, as_json, lambda s: click.echo(f"created {s['created']}, failed {s['failed']}"))
+    result_printed()  # the summary lists the failures: stdout stays that one JSON document
     if summary["failed"]:
         raise CliError(f"{summary['failed']} card(s) were not imported", ExitCode.FAILED)
+
+
+@click.command()
+@click.option("--prefix", default=None, help="Only tags that start with this (case-insensitive).")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000), help="How many tags.")
+@registry_option
+@json_option
+@reports_errors
+def tags(prefix: str | None, limit: int, registry: str, as_json: bool) -> None:
+    """List skill tags with how many agents carry each.
+
+    Counts active agents; the most used tags come first.
+
+    \b
+    Example:
+      agentdex tags --prefix wea
+    """
+    params = {"limit": limit, **({"prefix": prefix} if prefix else {})}
+    page = make_client(registry).call("GET", "/v1/tags", params=params)
+    emit(page, as_json, _tag_table)
+
+
+def _tag_table(page: dict[str, Any]) -> None:
+    if page["items"]:
+        table(("AGENTS", "TAG"), [(item["count"], item["tag"]) for item in page["items"]])
+    else:
+        click.echo("no tags (only active agents' tags are counted)")

@@ -26,10 +26,14 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print machin
 class RegistryClient:
     """Calls the registry and turns its error envelope into CliError."""
 
-    def __init__(self, base_url: str, token: str | None = None, timeout: float = 60.0) -> None:
+    def __init__(
+        self, base_url: str, token: str | None = None, timeout: float = 60.0, *, token_source: str | None = None
+    ) -> None:
+        """`token_source` says where the token came from (`--token`, `AGENTDEX_TOKEN`), for messages."""
         import requests
 
         self._base = base_url.rstrip("/")
+        self._token_source = (token_source or "--token") if token else None
         self._session = requests.Session()
         self._session.headers["User-Agent"] = "agentdex-cli"
         if token:
@@ -69,12 +73,49 @@ class RegistryClient:
             return None
         payload = _decode(response)
         if response.status_code >= 400:
-            raise CliError(_describe(response.status_code, payload), ExitCode.FAILED)
+            error = payload.get("error", {}) if isinstance(payload, dict) else {}
+            raise CliError(
+                self._refusal(response.status_code, error),
+                ExitCode.FAILED,
+                code=str(error.get("code") or "http_error"),
+                details={"status": response.status_code, **(error.get("details") or {})},
+            )
         return payload
+
+    def _refusal(self, status: int, error: dict[str, Any]) -> str:
+        described = _describe(status, error)
+        if status != 401:
+            return described
+        # A token works only with the registry whose database created it: name the registry, and
+        # where the token came from, so that a user with two registries sees which one said no.
+        if self._token_source is None:
+            return (
+                f"the registry at {self._base} needs a token: {described}. Pass --token or set AGENTDEX_TOKEN "
+                "(`agentdex tokens create`, run where that registry's database is, makes one)"
+            )
+        return (
+            f"the registry at {self._base} refused the token from {self._token_source}: {described}. A token "
+            "works only on the registry whose database made it; the CLI sends --token (else AGENTDEX_TOKEN) "
+            "to --registry (else AGENTDEX_URL)"
+        )
 
 
 def make_client(registry: str, token: str | None = None) -> RegistryClient:
-    return RegistryClient(registry, token or os.environ.get("AGENTDEX_TOKEN"))
+    """A client for `registry` sending `token`, else AGENTDEX_TOKEN (no token when neither is set)."""
+    if token is None:
+        token = os.environ.get("AGENTDEX_TOKEN") or None
+        source = "AGENTDEX_TOKEN"
+    else:
+        source = _token_option_source()
+    return RegistryClient(registry, token, token_source=source)
+
+
+def _token_option_source() -> str:
+    """Where click found the running command's --token: the flag, or AGENTDEX_TOKEN."""
+    context = click.get_current_context(silent=True)
+    if context is not None and context.get_parameter_source("token") is click.core.ParameterSource.ENVIRONMENT:
+        return "AGENTDEX_TOKEN"
+    return "--token"
 
 
 def _decode(response: Any) -> Any:
@@ -86,10 +127,9 @@ def _decode(response: Any) -> Any:
         raise CliError(f"the registry answered {response.status_code} with a body that is not JSON") from None
 
 
-def _describe(status: int, payload: Any) -> str:
-    error = payload.get("error", {}) if isinstance(payload, dict) else {}
+def _describe(status: int, error: dict[str, Any]) -> str:
     message = f"{error.get('message', 'request failed')} (HTTP {status}, {error.get('code', 'error')})"
-    for issue in error.get("details", {}).get("issues", []):
+    for issue in (error.get("details") or {}).get("issues", []):
         message += (
             f"\n  {issue.get('severity')}: {issue.get('path') or '/'} [{issue.get('rule')}] {issue.get('message')}"
         )

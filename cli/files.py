@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,8 @@ STDIO = "-"
 
 
 def read_bytes(source: str, what: str | None = None) -> bytes:
-    """Bytes of a file or standard input (`-`). Raises CliError (exit 2) if it cannot be read."""
+    """Bytes of a file or standard input (`-`). Raises CliError (exit 2, a bad input file) if it
+    cannot be read."""
     if source == STDIO:
         with click.open_file(STDIO, "rb") as stream:
             return stream.read()
@@ -27,15 +27,15 @@ def read_bytes(source: str, what: str | None = None) -> bytes:
 
 
 def parse_json(raw: bytes, source: str) -> Any:
-    """The JSON document in `raw`. Raises CliError (exit 2) saying where and why it is not JSON."""
+    """The JSON document in `raw`, read strictly (`signing.json_input`). Raises CliError (exit 2,
+    a bad input file) saying where and why it is not JSON a card can be read from: not JSON,
+    nested over 64 levels, a member name repeated in one object, an unpaired surrogate."""
+    from signing import JsonInputError, JsonSyntaxError, loads_json
+
     name = "standard input" if source == STDIO else source
     try:
-        return json.loads(raw)
-    except UnicodeDecodeError:
-        raise CliError(f"{name} is not JSON: it is not UTF-8 text", ExitCode.USAGE) from None
-    except json.JSONDecodeError as error:
-        raise CliError(
-            f"{name} is not JSON: {error.msg} at line {error.lineno}, column {error.colno}", ExitCode.USAGE
-        ) from None
-    except RecursionError:
-        raise CliError(f"{name} is nested too deeply to be an Agent Card", ExitCode.USAGE) from None
+        return loads_json(raw)
+    except JsonSyntaxError as error:
+        raise CliError(f"{name} is {error}", ExitCode.USAGE) from None  # "not JSON: ..."
+    except JsonInputError as error:
+        raise CliError(f"{name} is refused: {error}", ExitCode.USAGE) from None

@@ -19,22 +19,30 @@ from cli.exits import CliError, ExitCode
 T = TypeVar("T")
 R = TypeVar("R")
 
+SHOWN_FAILURES = 20
+BOM = b"\xef\xbb\xbf"  # a file saved "with signature" starts with one; it cannot go inside a batch
 
-def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """Yield (line number, the line's JSON text); a line that is not JSON stops the import with
-    its number. Lines are checked here, as the registry parses them, but sent as written (no
-    re-encoding)."""
-    from registry import jsontext  # orjson: half the client's CPU of `json` on bench cards
 
+def read_lines(path: Path, refuse: Callable[[int, dict[str, Any]], None]) -> Iterator[tuple[int, bytes]]:
+    """Yield (line number, the line's JSON text), sent as written (no re-encoding). A line the
+    registry would refuse with its whole batch (not JSON, nested too deeply, a member name
+    repeated in one object, an unpaired surrogate) goes to `refuse` with its reason instead, and
+    the lines after it are read on."""
+    from signing import MAX_JSON_DEPTH, JsonInputError, loads_json
+
+    depth = MAX_JSON_DEPTH - 2  # a line goes into {"items": [...]}, two levels below the body's top
     with _open(path) as handle:
         for number, line in enumerate(handle, start=1):
-            line = line.strip()
+            line = line.strip().removeprefix(BOM) if number == 1 else line.strip()
             if not line:
                 continue
             try:
-                jsontext.loads(line)
-            except ValueError as error:
-                raise CliError(f"{path}:{number} is not JSON: {error}", ExitCode.USAGE) from None
+                loads_json(line, max_depth=depth)
+            except JsonInputError as error:
+                refuse(
+                    number, {"code": "invalid_json", "message": f"not sent: {error}", "details": {"path": error.path}}
+                )
+                continue
             yield number, line
 
 
@@ -51,9 +59,9 @@ def _count_lines(path: Path) -> int:
         return sum(1 for line in handle if line.strip())
 
 
-def _batches(path: Path, size: int) -> Iterator[list[tuple[int, bytes]]]:
+def _batches(path: Path, size: int, refuse: Callable[[int, dict[str, Any]], None]) -> Iterator[list[tuple[int, bytes]]]:
     batch: list[tuple[int, bytes]] = []
-    for item in read_lines(path):
+    for item in read_lines(path, refuse):
         batch.append(item)
         if len(batch) == size:
             yield batch
@@ -66,7 +74,9 @@ def import_file(
     client: Callable[[], RegistryClient], path: Path, size: int, *, progress: bool, parallel: int = 2
 ) -> dict[str, Any]:
     """Send the file in batches, `parallel` requests at a time (each web worker validates one
-    while the database writes another); return created/failed counts and each failure with its line.
+    while the database writes another); return created/failed counts and each failure with its
+    line, in line order. A line that is not JSON the registry accepts is not sent, and counts as
+    failed.
 
     `client` makes one RegistryClient per connection.
     """
@@ -92,9 +102,15 @@ def import_file(
     # A batch waits behind each request in flight: with only `parallel` read ahead, a connection
     # whose answer came first idled until the oldest one's came, and the web processes went in step.
     bar = click.progressbar(length=_count_lines(path), label="importing") if progress else _NoProgress()
+
+    def refuse(line: int, error: dict[str, Any]) -> None:
+        summary["failed"] += 1
+        summary["errors"].append({"line": line, "error": error})
+        bar.update(1)
+
     try:
         with bar, ThreadPoolExecutor(max_workers=parallel) as pool:
-            for batch, result in _in_order(pool, send, _batches(path, size), window=2 * parallel):
+            for batch, result in _in_order(pool, send, _batches(path, size, refuse), window=2 * parallel):
                 summary["created"] += result["created"]
                 summary["failed"] += result["failed"]
                 for outcome in result["results"]:
@@ -104,9 +120,23 @@ def import_file(
     finally:
         while not connections.empty():
             connections.get().close()
-    for failure in summary["errors"][:20]:
-        click.echo(f"line {failure['line']}: {failure['error']['message']}", err=True)
+    summary["errors"].sort(key=lambda failure: failure["line"])
+    for failure in summary["errors"][:SHOWN_FAILURES]:
+        click.echo(f"line {failure['line']}: {failure_text(failure['error'])}", err=True)
+    if len(summary["errors"]) > SHOWN_FAILURES:
+        click.echo(f"... and {len(summary['errors']) - SHOWN_FAILURES} more (all of them with --json)", err=True)
     return summary
+
+
+def failure_text(error: dict[str, Any]) -> str:
+    """One line for a person: the message, then the card's first issue (the registry lists them
+    all in `details.issues`, shown with --json), errors before warnings."""
+    issues = (error.get("details") or {}).get("issues") or []
+    if not issues:
+        return str(error.get("message"))
+    first = next((issue for issue in issues if issue.get("severity") == "error"), issues[0])
+    more = f" (and {len(issues) - 1} more issue(s))" if len(issues) > 1 else ""
+    return f"{error.get('message')} — {first.get('path') or 'the card'}: {first.get('message')}{more}"
 
 
 class Spread:

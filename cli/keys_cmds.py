@@ -46,7 +46,11 @@ ALGORITHMS = ("EdDSA", "ES256", "ES384", "PS256", "RS256")
 def generate(
     alg: str, kid: str | None, out: str, fmt: str, public_out: str | None, password_env: str | None, force: bool
 ) -> None:
-    """Generate a signing key for `agentdex card sign`; the private file is written mode 0600."""
+    """Generate a signing key for `agentdex card sign`; the private file is written mode 0600.
+
+    \f
+    Raises CliError (exit 2) when a file exists (without --force) or cannot be written.
+    """
     from signing import generate_key, public_jwk, save_private_jwk, save_private_key_pem
 
     password = password_from(password_env)
@@ -81,7 +85,13 @@ def _write(path: str, data: bytes, *, force: bool, secret: bool) -> None:
 @click.option("--password-env", metavar="VAR", help="Password for encrypted private PEMs.")
 @reports_errors
 def jwks(key_files: tuple[str, ...], password_env: str | None) -> None:
-    """Print the public JWKS of KEY files (PEM, JWK or JWKS; private keys give their public half)."""
+    """Print the public JWKS of KEY files (PEM, JWK or JWKS; private keys give their public half).
+
+    Publish it where verifiers fetch it, or give it to `agentdex card verify --jwks`.
+
+    \f
+    Raises CliError (exit 2) when a file cannot be read as a key.
+    """
     from signing import load_verification_keys, public_jwks
 
     password = password_from(password_env)

@@ -1,4 +1,6 @@
 """`agentdex relay …`: push-relay subscriptions and their delivery log, over the registry's API.
+Subscription ids are taken whole (they are also the relay URL's last segment); an agent's id may
+be a prefix, resolved by the registry before subscribing.
 
 All commands need a token with the `relay` scope (`--token` or AGENTDEX_TOKEN). Exit codes as
 everywhere (`cli.exits`): 1 when the registry refuses, 4 when it cannot be reached.
@@ -6,27 +8,28 @@ everywhere (`cli.exits`): 1 when the registry refuses, 4 when it cannot be reach
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
 from cli.client import json_option, make_client, registry_option, token_option
 from cli.exits import CliError, ExitCode, reports_errors
+from cli.output import emit
 
 STATES = ("pending", "delivered", "dead")
 
 
 @click.group()
 def relay() -> None:
-    """Relay an agent's push notifications to your webhook (subscriptions, deliveries, replays)."""
+    """Relay an agent's push notifications to your webhook.
 
+    Subscriptions, their delivery log, replays. Every command needs a token with the `relay`
+    scope (--token or AGENTDEX_TOKEN).
 
-def _emit(payload: Any, as_json: bool, human: Any) -> None:
-    if as_json:
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
-    else:
-        human(payload)
+    \b
+    Example:
+      agentdex relay subscribe 5b0c1d2e --target https://me.example/hook --target-token s3cret
+    """
 
 
 def _subscription_lines(sub: dict[str, Any]) -> None:
@@ -51,7 +54,7 @@ def _message_line(message: dict[str, Any]) -> str:
 
 
 @relay.command("subscribe")
-@click.argument("agent_id")
+@click.argument("agent_id", metavar="AGENT_ID")
 @click.option("--target", "target_url", required=True, help="Your webhook URL (where notifications are relayed).")
 @click.option("--task", "task_id", default=None, help="Relay only this task's notifications.")
 @click.option("--target-token", default=None, help="Sent to your webhook as X-A2A-Notification-Token.")
@@ -72,25 +75,29 @@ def subscribe(
     token: str | None,
     as_json: bool,
 ) -> None:
-    """Create a subscription; prints the relay URL and the relay token (shown once) to give the agent."""
+    """Subscribe to an agent's push notifications.
+
+    Prints the relay URL and the relay token (shown once) to give the agent as its push
+    notification config; the relay forwards what the agent sends to --target. AGENT_ID may be
+    a prefix of 8 characters or more.
+    """
+    client = make_client(registry, token)
     body = {
-        "agentId": agent_id,
+        "agentId": client.call("GET", f"/v1/agents/{agent_id}")["id"],  # a prefix resolved
         "targetUrl": target_url,
         "taskId": task_id,
         "targetToken": target_token,
         "targetAuthorization": target_authorization,
         "authMode": "jwt" if jwt_mode else "token",
     }
-    sub = make_client(registry, token).call(
-        "POST", "/v1/relay/subscriptions", json={k: v for k, v in body.items() if v is not None}
-    )
+    sub = client.call("POST", "/v1/relay/subscriptions", json={k: v for k, v in body.items() if v is not None})
 
     def human(s: dict[str, Any]) -> None:
         _subscription_lines(s)
         click.echo("Give the agent this push notification config (the token is shown only now):")
         click.echo(f"  url:   {s['relayUrl']}\n  token: {s['relayToken']}")
 
-    _emit(sub, as_json, human)
+    emit(sub, as_json, human)
 
 
 @relay.command("list")
@@ -101,7 +108,7 @@ def subscribe(
 @json_option
 @reports_errors
 def list_(limit: int, cursor: str | None, registry: str, token: str | None, as_json: bool) -> None:
-    """Your subscriptions, newest first."""
+    """List your subscriptions, newest first."""
     params = {"limit": limit, **({"cursor": cursor} if cursor else {})}
     page = make_client(registry, token).call("GET", "/v1/relay/subscriptions", params=params)
 
@@ -111,7 +118,7 @@ def list_(limit: int, cursor: str | None, registry: str, token: str | None, as_j
         if p.get("nextCursor"):
             click.echo(f"more: --cursor {p['nextCursor']}")
 
-    _emit(page, as_json, human)
+    emit(page, as_json, human)
 
 
 @relay.command("messages")
@@ -132,12 +139,15 @@ def messages(
     token: str | None,
     as_json: bool,
 ) -> None:
-    """A subscription's relayed messages, newest first, with their delivery state."""
+    """List a subscription's relayed messages.
+
+    Newest first, with their delivery state (pending, delivered, dead), attempts and the
+    target's last answer."""
     params = {"limit": limit, **({"state": state} if state else {}), **({"cursor": cursor} if cursor else {})}
     page = make_client(registry, token).call(
         "GET", f"/v1/relay/subscriptions/{subscription_id}/messages", params=params
     )
-    _emit(page, as_json, _message_lines)
+    emit(page, as_json, _message_lines)
 
 
 @relay.command("replay")
@@ -156,17 +166,25 @@ def replay(
     token: str | None,
     as_json: bool,
 ) -> None:
-    """Deliver MESSAGE_ID again, or every dead letter of --subscription since --since.
+    """Deliver relayed messages again.
 
+    Give MESSAGE_ID to deliver one message again (with the same webhook-id), or --subscription
+    and --since to queue every message of that subscription dead-lettered since then.
+
+    \b
+    Examples:
+      agentdex relay replay msg_...
+      agentdex relay replay --subscription sub_... --since 2026-01-31T00:00:00Z
+    \f
     Raises CliError (exit 2) when neither or both forms are given.
     """
     client = make_client(registry, token)
     if message_id and not (subscription_id or since):
         message = client.call("POST", f"/v1/relay/messages/{message_id}/replay")
-        _emit(message, as_json, lambda m: click.echo(_message_line(m)))
+        emit(message, as_json, lambda m: click.echo(_message_line(m)))
     elif subscription_id and since and not message_id:
         result = client.call("POST", f"/v1/relay/subscriptions/{subscription_id}/replay", json={"since": since})
-        _emit(result, as_json, lambda r: click.echo(f"{r['replayed']} dead-lettered message(s) queued again"))
+        emit(result, as_json, lambda r: click.echo(f"{r['replayed']} dead-lettered message(s) queued again"))
     else:
         raise CliError("give a MESSAGE_ID, or --subscription and --since (not both)", ExitCode.USAGE)
 
@@ -178,9 +196,12 @@ def replay(
 @json_option
 @reports_errors
 def rotate(subscription_id: str, registry: str, token: str | None, as_json: bool) -> None:
-    """A new relay token; the old one keeps working for the grace period (AGENTDEX_RELAY_TOKEN_GRACE)."""
+    """Issue a new relay token for a subscription.
+
+    The token is shown once: give it to the agent. The old one keeps working for the grace
+    period (AGENTDEX_RELAY_TOKEN_GRACE on the registry)."""
     sub = make_client(registry, token).call("POST", f"/v1/relay/subscriptions/{subscription_id}/rotate")
-    _emit(
+    emit(
         sub,
         as_json,
         lambda s: click.echo(f"token: {s['relayToken']}\nold token valid until {s['previousTokenValidUntil']}"),
@@ -189,10 +210,21 @@ def rotate(subscription_id: str, registry: str, token: str | None, as_json: bool
 
 @relay.command("delete")
 @click.argument("subscription_id")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @registry_option
 @token_option
+@json_option
 @reports_errors
-def delete(subscription_id: str, registry: str, token: str | None) -> None:
-    """Stop relaying: the relay URL stops answering and undelivered messages are dead-lettered."""
-    make_client(registry, token).call("DELETE", f"/v1/relay/subscriptions/{subscription_id}")
-    click.echo(f"deleted {subscription_id}")
+def delete(subscription_id: str, yes: bool, registry: str, token: str | None, as_json: bool) -> None:
+    """Stop relaying and delete a subscription.
+
+    The relay URL stops answering and undelivered messages are dead-lettered. Asks first,
+    unless --yes is given."""
+    client = make_client(registry, token)
+    if not yes:
+        sub = client.call("GET", f"/v1/relay/subscriptions/{subscription_id}")
+        question = f"Delete subscription {sub['id']} (agent {sub['agentId']} -> {sub['targetUrl']})?"
+        if not click.confirm(question, default=False, err=True):
+            raise CliError("not deleted", ExitCode.FAILED)
+    client.call("DELETE", f"/v1/relay/subscriptions/{subscription_id}")
+    emit({"deleted": subscription_id}, as_json, lambda d: click.echo(f"deleted {d['deleted']}"))

@@ -15,8 +15,8 @@ from typing import Any
 import click
 
 from cli.exits import reports_errors
-from cli.local import load_settings
-from cli.server import _prepare_schema
+from cli.local import database_option, load_settings
+from cli.server import prepare_schema
 
 JOB_CHOICES = (
     "health-probe",
@@ -39,9 +39,19 @@ JOB_CHOICES = (
     type=click.IntRange(0, 19),
     help="Lower this process's CPU priority so web processes on the same host answer first (0 keeps it).",
 )
+@database_option
 @reports_errors
-def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int) -> None:
-    """Run the scheduled jobs: JSON-RPC health probes, card re-crawls, pruning of old checks."""
+def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int, database: str | None) -> None:
+    """Run the scheduled jobs: health probes, card re-crawls, push relay deliveries and pruning.
+
+    Any number of workers may run against one database; each piece of work goes to one of them.
+    Creates the database and its schema if there is none (like `agentdex serve`). Ctrl-C stops
+    it after the work it has claimed.
+
+    \f
+    Raises CliError: exit 1 when the schema is out of date (PostgreSQL: run `agentdex db
+    upgrade`), exit 2 for a bad configuration.
+    """
     from cli.logs import configure_logging
 
     configure_logging()
@@ -52,9 +62,9 @@ def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int) -> 
     from registry.jobs.worker import Worker
     from registry.schedule import scheduled_jobs
 
-    settings = load_settings()
+    settings = load_settings(database)
     services = build_services(settings, long_running=True)
-    _prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
+    prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
     jobs = [job for job in scheduled_jobs(services) if not names or job.name in names]
     runner = Worker(jobs, threads=settings.worker.threads)
     heap.settle()

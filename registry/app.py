@@ -11,12 +11,14 @@ from flask.sessions import SessionInterface
 from registry import jsontext
 from registry.api import service, wellknown
 from registry.api.errors import exception_response, register_error_handlers
+from registry.auth import api_tokens as tokens
 from registry.catalog import api as agents
 from registry.catalog import api_tags as catalog
 from registry.container import Services, build_services
 from registry.health import api as health
 from registry.relay import api as relay
 from registry.relay import api_ingress as relay_ingress
+from registry.request_input import bound_query
 from registry.settings import Settings
 from registry.trust import api as trust
 
@@ -28,6 +30,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     register_config(app, settings)
     register_services(app, services or build_services(settings))
     register_error_handlers(app)
+    register_input_bounds(app)
     register_blueprints(app)
     register_relay_ingress(app)
     return app
@@ -76,6 +79,11 @@ def register_services(app: Flask, services: Services) -> None:
     app.extensions["agentdex"] = services
 
 
+def register_input_bounds(app: Flask) -> None:
+    """Query strings are bounded before any view reads them (JSON bodies by the strict reader)."""
+    app.before_request(bound_query)
+
+
 def register_blueprints(app: Flask) -> None:
     app.register_blueprint(agents.bp)
     app.register_blueprint(catalog.bp)
@@ -84,6 +92,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(wellknown.bp)
     app.register_blueprint(service.bp)
     app.register_blueprint(relay.bp)
+    app.register_blueprint(tokens.bp)
 
 
 def register_relay_ingress(app: Flask) -> None:

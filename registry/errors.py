@@ -64,3 +64,47 @@ class InvalidCard(RegistryError):
     """The Agent Card failed validation; `details.issues` lists every problem."""
 
     code = "invalid_card"
+
+
+class AmbiguousId(Conflict):
+    """An id prefix names more than one thing; `details.candidates` lists some of them."""
+
+    code = "ambiguous_id"
+
+
+class InvalidUrl(InvalidRequest):
+    """A URL the request gives is unusable: not an absolute http(s) URL, control characters or
+    whitespace, credentials, a bad host or port, a template placeholder. Answered 400 (the request
+    is malformed), unlike the 422 of other invalid values; `details.rule` names the problem."""
+
+    code = "invalid_url"
+
+
+class InvalidJson(BadRequest):
+    """The body is not JSON (syntax, NaN or Infinity, not UTF-8). `details.path` is `$`."""
+
+    code = "invalid_json"
+
+
+class JsonTooDeep(BadRequest):
+    """The body nests arrays and objects deeper than `details.limit` levels."""
+
+    code = "json_too_deep"
+
+
+class DuplicateMember(BadRequest):
+    """An object in the body repeats a member name; `details.path` and `details.member` say which."""
+
+    code = "duplicate_member"
+
+
+class InvalidUnicode(BadRequest):
+    """A string or member name in the body holds an unpaired UTF-16 surrogate; `details.path` says where."""
+
+    code = "invalid_unicode"
+
+
+class QueryOverLimit(BadRequest):
+    """A query string value over the length limit, or too many values; `details.parameter` names it."""
+
+    code = "invalid_request"

@@ -1,5 +1,6 @@
 """JSON on the hot paths (request bodies, stored renderings, responses) through orjson, with the
-standard library behind it for what orjson refuses, so nothing that parsed with `json` fails."""
+standard library behind it for what orjson cannot write; read with `signing.json_input`'s strict
+reader, the one every JSON input goes through."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
+
+from signing import json_input
+
+MAX_JSON_DEPTH = json_input.MAX_DEPTH
 
 # With a `default`, dates and dataclasses go to it as they would with `json`, instead of orjson's
 # own rendering.
@@ -35,24 +40,9 @@ def canonical(value: Any) -> bytes:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-# orjson reads integers beyond 64 bits as floats; a document with a run of 19+ digits anywhere
-# (in a number or, harmlessly, a string) is parsed by `json`, which keeps them exact.
-_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
-_LONG_RUN = b"0" * 19
-
-
-def has_long_digit_run(data: bytes | str) -> bool:
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
-    return _LONG_RUN in data.translate(_DIGITS_AS_ZERO)
-
-
-def loads(data: bytes | str, parse_constant: Callable[[str], Any] | None = None) -> Any:
-    """Parse JSON. What orjson rejects or would round (UTF-16 bodies, NaN, integers beyond 64
-    bits) is parsed by `json`, whose error, if any, is the one raised (a ValueError)."""
-    if has_long_digit_run(data):
-        return json.loads(data, parse_constant=parse_constant)
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data, parse_constant=parse_constant)
+def loads(data: bytes | str) -> Any:
+    """Parse JSON with the one strict reader (`signing.json_input`): orjson's speed, integers
+    beyond 64 bits exact, and no text that readers could disagree on (depth over
+    MAX_JSON_DEPTH, repeated member names, lone surrogates, NaN). Raises JsonInputError, a
+    ValueError naming the JSONPath of the place."""
+    return json_input.loads(data)

@@ -10,22 +10,51 @@ from flask import g, request
 
 from registry import jsontext
 from registry.auth import Actor
-from registry.errors import BadRequest, InvalidRequest, Unauthorized
+from registry.errors import (
+    BadRequest,
+    DuplicateMember,
+    InvalidJson,
+    InvalidRequest,
+    InvalidUnicode,
+    JsonTooDeep,
+    QueryOverLimit,
+    Unauthorized,
+)
+from signing.errors import DuplicateMemberError, JsonInputError, JsonTooDeepError, LoneSurrogateError
 
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+# Query strings are bounded for every endpoint at once (`bound_query`, run before each view), so
+# no value reaches a LIKE pattern, a full-text query or a message unbounded.
+MAX_QUERY_VALUE_CHARS = 1_024
+MAX_QUERY_VALUES = 100
 
 
 def json_body() -> tuple[Any, bytes]:
-    """The parsed JSON body and its verbatim bytes. Raises BadRequest for anything else."""
+    """The parsed JSON body and its verbatim bytes. Raises BadRequest (or one of its JSON
+    subclasses, see `parse_json`) for anything else."""
     raw = request.get_data(cache=True)
     if not raw:
         raise BadRequest("the request needs a JSON body")
+    return parse_json(raw), raw
+
+
+def parse_json(raw: bytes) -> Any:
+    """A request body read with the strict reader. Raises InvalidJson, JsonTooDeep,
+    DuplicateMember or InvalidUnicode (all 400s), each with `details.path`."""
     try:
-        return jsontext.loads(raw, parse_constant=_refuse_constant), raw
-    except (ValueError, UnicodeDecodeError) as error:
-        raise BadRequest(f"the body is not valid JSON: {error}") from None
+        return jsontext.loads(raw)
+    except JsonInputError as error:
+        raise _refusal(error) from None
+
+
+def _refusal(error: JsonInputError) -> BadRequest:
+    details: dict[str, Any] = {"path": error.path}
+    if isinstance(error, JsonTooDeepError):
+        return JsonTooDeep(f"the body is refused: {error}", details | {"limit": error.limit})
+    if isinstance(error, DuplicateMemberError):
+        return DuplicateMember(f"the body is refused: {error}", details | {"member": error.name[:200]})
+    if isinstance(error, LoneSurrogateError):
+        return InvalidUnicode(f"the body is refused: {error}", details)
+    return InvalidJson(f"the body is {error}", details)  # "not JSON: ..."
 
 
 def json_object() -> dict[str, Any]:
@@ -39,6 +68,19 @@ def refuse_unknown(names: Iterable[str], allowed: Iterable[str], where: str) -> 
     unknown = sorted(set(names) - set(allowed))
     if unknown:
         raise BadRequest(f"unknown {where} {unknown}; allowed: {sorted(allowed)}", {"unknown": unknown})
+
+
+def bound_query() -> None:
+    """Refuse a query string with a value (or name) over MAX_QUERY_VALUE_CHARS characters, or more
+    than MAX_QUERY_VALUES values. Raises QueryOverLimit naming the parameter."""
+    for count, (name, value) in enumerate(request.args.items(multi=True), start=1):
+        shown = name if len(name) <= 40 else name[:40] + "…"
+        if count > MAX_QUERY_VALUES:
+            message = f"the query string has more than {MAX_QUERY_VALUES} values (the last one read: {shown!r})"
+            raise QueryOverLimit(message, {"parameter": shown, "limit": MAX_QUERY_VALUES})
+        if len(value) > MAX_QUERY_VALUE_CHARS or len(name) > MAX_QUERY_VALUE_CHARS:
+            message = f"query parameter {shown!r} is over the limit of {MAX_QUERY_VALUE_CHARS} characters"
+            raise QueryOverLimit(message, {"parameter": shown, "limit": MAX_QUERY_VALUE_CHARS})
 
 
 def query_int(name: str, default: int, low: int, high: int) -> int:

@@ -289,16 +289,28 @@ def _secret_key(raw: str, database_url: str) -> tuple[str, bool]:
     if path.exists():
         return path.read_text(encoding="utf-8").strip(), True
     secret = secrets.token_urlsafe(48)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(secret + "\n")
+    try:
+        _publish_secret(path, secret)
+    except FileExistsError:  # another process made it first (a `worker` started with `serve`)
+        return path.read_text(encoding="utf-8").strip(), True
     log.warning(
         "AGENTDEX_SECRET_KEY is not set: generated one and kept it in %s. "
         "A production deployment should set AGENTDEX_SECRET_KEY.",
         path,
     )
     return secret, True
+
+
+def _publish_secret(path: Path, secret: str) -> None:
+    """Write `secret` to `path`, linked into place whole; FileExistsError if `path` exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    draft = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with os.fdopen(os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as out:
+        out.write(secret + "\n")
+    try:
+        os.link(draft, path)
+    finally:
+        draft.unlink(missing_ok=True)
 
 
 def _secret_path(database_url: str) -> Path | None:

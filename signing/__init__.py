@@ -42,9 +42,15 @@ Keys (`signing.keys`, `signing.key_files`, `signing.algorithms`)
     parse_jwks(document) -> KeySet, public_jwk(key), private_jwk(key), public_jwks(keys), thumbprint(jwk)
     Algorithm, KeyType, ALGORITHMS_BY_KEY_TYPE, CARD_ALGORITHMS, MIN_RSA_BITS
 
+Reading JSON input (`signing.json_input`), for cards, headers, keys and JWKS alike
+    loads_json(data, *, max_depth=MAX_JSON_DEPTH) -> Any   strict: no repeated member names,
+                    lone surrogates, NaN or nesting over 64; integers beyond 64 bits exact
+
 Errors (`signing.errors`): SigningError > CardFormatError > CanonicalizationError; KeyFormatError >
 WeakKeyError; UnsupportedAlgorithmError; HeaderError; PolicyError > UnsafeUrlError;
-KeyResolutionError > JwksFetchError; MalformedSignatureError; UnsupportedSignatureError.
+KeyResolutionError > JwksFetchError; MalformedSignatureError; UnsupportedSignatureError;
+JsonInputError (also a ValueError; `.path`) > JsonSyntaxError, JsonTooDeepError,
+DuplicateMemberError, LoneSurrogateError.
 """
 
 from signing.algorithms import ALGORITHMS_BY_KEY_TYPE, CARD_ALGORITHMS, MIN_RSA_BITS, Algorithm, KeyType
@@ -53,10 +59,15 @@ from signing.card_schema import CardSchema, detect_schema
 from signing.errors import (
     CanonicalizationError,
     CardFormatError,
+    DuplicateMemberError,
     HeaderError,
+    JsonInputError,
+    JsonSyntaxError,
+    JsonTooDeepError,
     JwksFetchError,
     KeyFormatError,
     KeyResolutionError,
+    LoneSurrogateError,
     MalformedSignatureError,
     PolicyError,
     SigningError,
@@ -66,6 +77,8 @@ from signing.errors import (
     WeakKeyError,
 )
 from signing.fetch import JwksFetcher, RequestsJwksFetcher, UnsafeHttpAnyHost, UnsafeHttpLoopback
+from signing.json_input import MAX_DEPTH as MAX_JSON_DEPTH
+from signing.json_input import loads as loads_json
 from signing.key_files import (
     KeySet,
     load_private_jwk,
@@ -114,8 +127,12 @@ __all__ = [
     "CardFormatError",
     "CardPayloads",
     "CardSchema",
+    "DuplicateMemberError",
     "ChainResolver",
     "HeaderError",
+    "JsonInputError",
+    "JsonSyntaxError",
+    "JsonTooDeepError",
     "JwksFetchError",
     "JwksCache",
     "JwksFetcher",
@@ -126,6 +143,8 @@ __all__ = [
     "KeyResolver",
     "KeySet",
     "KeyType",
+    "LoneSurrogateError",
+    "MAX_JSON_DEPTH",
     "MalformedSignatureError",
     "Outcome",
     "PolicyError",
@@ -155,6 +174,7 @@ __all__ = [
     "load_public_key_pem",
     "load_signing_key",
     "load_verification_keys",
+    "loads_json",
     "parse_jwks",
     "private_jwk",
     "public_jwk",

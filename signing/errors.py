@@ -58,3 +58,36 @@ class MalformedSignatureError(SigningError):
 
 class UnsupportedSignatureError(SigningError):
     """A signature uses something this verifier refuses: `none`/HMAC/unknown alg, `crit`, `b64: false`."""
+
+
+class JsonInputError(SigningError, ValueError):
+    """Text that `signing.json_input` refuses to read as JSON. `path` is the JSONPath of the place
+    (`$.skills[0].name`; `$` for the text as a whole). A ValueError, as `json`'s own errors are."""
+
+    def __init__(self, message: str, path: str = "$") -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class JsonSyntaxError(JsonInputError):
+    """Not JSON: bad syntax, NaN or Infinity, a number beyond double range, bytes that are not UTF-8."""
+
+
+class JsonTooDeepError(JsonInputError):
+    """Arrays and objects nested deeper than the reader's limit (`limit`)."""
+
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class DuplicateMemberError(JsonInputError):
+    """An object repeats a member name (`name`): readers disagree on which value wins."""
+
+    def __init__(self, message: str, path: str, name: str) -> None:
+        super().__init__(message, path)
+        self.name = name
+
+
+class LoneSurrogateError(JsonInputError):
+    """A string or member name holds an unpaired UTF-16 surrogate (`"\\ud800"`): not Unicode text."""

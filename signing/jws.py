@@ -16,8 +16,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from signing import json_input
 from signing.algorithms import Algorithm, parse_algorithm
-from signing.errors import HeaderError, MalformedSignatureError, UnsupportedAlgorithmError, UnsupportedSignatureError
+from signing.errors import (
+    DuplicateMemberError,
+    HeaderError,
+    JsonInputError,
+    MalformedSignatureError,
+    UnsupportedAlgorithmError,
+    UnsupportedSignatureError,
+)
 from signing.keys import SigningKey
 
 MAX_PROTECTED_HEADER_BYTES = 4096
@@ -92,15 +100,13 @@ def parse_header(protected: object, unprotected: object = None) -> JwsHeader:
 
 
 def _json_object(raw: bytes) -> dict[str, Any]:
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        names = [name for name, _ in pairs]
-        if len(set(names)) != len(names):
-            raise MalformedSignatureError("protected header repeats a member name (RFC 7515 §4)")
-        return dict(pairs)
-
+    # RFC 7515 §5.2: a header with duplicate names must be rejected (and one that is not I-JSON).
     try:
-        header = json.loads(raw.decode("utf-8"), object_pairs_hook=no_duplicates)
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        header = json_input.loads(raw)
+    except DuplicateMemberError as error:
+        message = f"protected header repeats the member name {error.name[:60]!r} at {error.path}"
+        raise MalformedSignatureError(f"{message} (RFC 7515 §5.2: such a JWS is rejected)") from error
+    except JsonInputError as error:
         raise MalformedSignatureError(f"protected header is not UTF-8 JSON: {error}") from error
     if not isinstance(header, dict):
         raise MalformedSignatureError("protected header is not a JSON object")

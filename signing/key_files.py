@@ -15,7 +15,8 @@ from typing import Any
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 
-from signing.errors import KeyFormatError, SigningError
+from signing import json_input
+from signing.errors import JsonInputError, JsonSyntaxError, KeyFormatError, SigningError
 from signing.keys import (
     SigningKey,
     VerificationKey,
@@ -200,9 +201,11 @@ def _pem_metadata(data: bytes) -> dict[str, str]:
 
 def _json_object(data: bytes | str, what: str) -> dict[str, Any]:
     try:
-        document = json.loads(data)
-    except (ValueError, RecursionError) as error:
+        document = json_input.loads(data)
+    except JsonSyntaxError as error:
         raise KeyFormatError(f"{what} is neither PEM nor JSON: {error}") from error
+    except JsonInputError as error:  # readers could take a repeated "k" or "kid" differently
+        raise KeyFormatError(f"{what} is refused: {error}") from error
     if not isinstance(document, dict):
         raise KeyFormatError(f"{what} must be a JSON object (a JWK or a JWKS)")
     return document

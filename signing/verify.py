@@ -9,11 +9,11 @@ shared by every signature and candidate key.
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from signing import json_input
 from signing.algorithms import CARD_ALGORITHMS, Algorithm, parse_algorithm
 from signing.canonical import CanonicalForm, CanonicalPayload, canonical_payload
 from signing.errors import (
@@ -191,8 +191,8 @@ def _peek(entry: object) -> tuple[str | None, str | None]:
     """kid and alg of a header that was refused, for the report only."""
     try:
         raw = b64url_decode(entry["protected"], limit=MAX_PROTECTED_HEADER_BYTES, what="header")  # type: ignore[index]
-        header = json.loads(raw)
-    except (SigningError, ValueError, TypeError, KeyError, RecursionError):
+        header = json_input.loads(raw)
+    except (SigningError, TypeError, KeyError):
         return None, None
     if not isinstance(header, dict):
         return None, None

@@ -28,6 +28,7 @@ STATUS_BY_ERROR: dict[type[errors.RegistryError], int] = {
     errors.UnsupportedMediaType: 415,
     errors.TooManyRequests: 429,
     errors.InvalidRequest: 422,
+    errors.InvalidUrl: 400,
     errors.InvalidCard: 422,
     SignatureRequired: 422,
     RegistryKeyUnavailable: 503,

@@ -20,6 +20,8 @@ def _op(
     errors: tuple[str, ...] = ("400", "404"),
 ) -> dict[str, Any]:
     op: dict[str, Any] = {"summary": summary, "responses": {ok: {"description": "success"}}}
+    if params and AGENT_ID in params:  # a prefix too short (400) or shared by several agents (409)
+        errors = tuple(sorted({*errors, "400", "404", "409"}))
     for status in errors:
         op["responses"][status] = {"description": "error", "content": {"application/json": {"schema": ERROR}}}
     if params:
@@ -40,7 +42,14 @@ def _q(name: str, schema: dict[str, Any], description: str, repeat: bool = False
     return {"name": name, "in": "query", "schema": schema, "description": description, "explode": True}
 
 
-AGENT_ID = {"name": "agent_id", "in": "path", "required": True, "schema": {"type": "string"}}
+AGENT_ID = {
+    "name": "agent_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string"},
+    "description": "the agent's id, or a unique prefix of it (at least 8 characters; 409 ambiguous_id if shared)",
+}
+TOKEN_ID = {"name": "token_id", "in": "path", "required": True, "schema": {"type": "integer"}}
 SEARCH = [
     _q("tag", {"type": "string"}, "skill tag, case-insensitive; repeatable, at most 32", repeat=True),
     _q("match", {"enum": ["all", "any"]}, "all tags (default) or any"),
@@ -143,6 +152,19 @@ def openapi_document() -> dict[str, Any]:
                     },
                 },
                 "AgentCard": {"type": "object"},
+                "Token": {
+                    "type": "object",
+                    "description": "an API token as an admin sees it: never the token itself, nor its hash",
+                    "properties": {
+                        "id": {"type": "integer"},
+                        "name": {"type": "string"},
+                        "principal": {"type": "string"},
+                        "scopes": {"type": "array", "items": {"enum": ["agents:write", "relay", "admin"]}},
+                        "prefix": {"type": "string", "description": "the token's first characters"},
+                        "createdAt": {"type": "string", "format": "date-time"},
+                        "revokedAt": {"type": ["string", "null"], "format": "date-time"},
+                    },
+                },
                 **relay.OPENAPI_SCHEMAS,
             },
         },
@@ -246,6 +268,27 @@ def openapi_document() -> dict[str, Any]:
             "/v1/tags": {"get": _op("Tags with counts", params=[_q("prefix", {"type": "string"}, "tag prefix")])},
             "/v1/validate": {
                 "post": _op("Validate a card without storing it", body="AgentCard", errors=("400", "413"))
+            },
+            "/v1/tokens": {
+                "get": _op(
+                    "API tokens (admin): {items: [Token], nextCursor}, oldest first; revoked ones with includeRevoked",
+                    params=[
+                        _q("includeRevoked", {"type": "boolean"}, "also revoked tokens (default false)"),
+                        _q("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "default 100"),
+                        _q("cursor", {"type": "string"}, "nextCursor of the previous page"),
+                    ],
+                    auth=True,
+                    errors=("400", "401", "403", "422"),
+                )
+            },
+            "/v1/tokens/{token_id}": {
+                "delete": _op(
+                    "Revoke a token (admin); answers the Token with revokedAt. Idempotent; a revoked token "
+                    "is refused with 401 token_revoked",
+                    params=[TOKEN_ID],
+                    auth=True,
+                    errors=("401", "403", "404"),
+                )
             },
             **relay.openapi_paths(_op, _q),
         },

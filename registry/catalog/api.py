@@ -48,6 +48,15 @@ def _services() -> Any:
     return current_app.extensions["agentdex"]
 
 
+@bp.app_url_value_preprocessor
+def resolve_agent_id(endpoint: str | None, values: dict[str, Any] | None) -> None:
+    """Wherever a path takes an agent id, a unique prefix of it will do (`agentdex show 5b0c1d2e`).
+    Registered for the whole app, so the sub-resources other domains mount under
+    `/v1/agents/<agent_id>/` (health, signatures) resolve it here too, without knowing the catalog."""
+    if values and "agent_id" in values:
+        values["agent_id"] = _services().catalog.resolve_id(values["agent_id"])
+
+
 def _agent_response(agent_id: str) -> Response:
     return jsonify(agent_json(_services().search.get(agent_id)))
 

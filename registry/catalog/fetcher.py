@@ -1,9 +1,11 @@
 """Fetching Agent Cards: discovery from a URL, and conditional re-fetches for re-crawls.
 
-Discovery (A2A well-known URI; RFC 8615): a URL ending in ``.json`` is the card URL itself;
-otherwise, with ``P`` its path, ``P/.well-known/agent-card.json`` then ``P/.well-known/agent.json``
-(pre-0.3 agents), then the same two at the origin root (users paste an agent's endpoint URL while
-its card sits at the root). A 404/410, or a 200 that is not JSON (catch-all HTML pages), moves on
+Discovery (A2A well-known URI; RFC 8615): a URL ending in ``.json`` or ``/agentCard`` is the card
+URL itself; otherwise, with ``P`` its path, ``P/.well-known/agent-card.json`` then
+``P/.well-known/agent.json`` (pre-0.3 agents), then the same two at the origin root (users paste an
+agent's endpoint URL while its card sits at the root), and last ``P/agentCard`` then ``/agentCard``:
+agents built after the seed document "Protocol Details" serve their card at ``GET /agentCard`` and
+JSON-RPC at the server root. A 404/410, or a 200 that is not JSON (catch-all HTML pages), moves on
 to the next candidate; anything else ends discovery. Every fetch goes through the safe outbound
 client; policy refusals propagate as ``OutboundRefused``, other failures are ``CardFetchError``s.
 """
@@ -29,6 +31,7 @@ from registry.outbound.target import parse_target
 
 ACCEPT = "application/a2a+json, application/json;q=0.9, */*;q=0.1"
 WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+SEED_CARD_PATH = "/agentCard"  # "Protocol Details": "The AgentCard is served at GET /agentCard"
 # RFC 9111 §1.2.2: delta-seconds beyond 2^31 are treated as 2^31.
 _MAX_DELTA_SECONDS = 2**31
 _JSON_KINDS = {
@@ -124,12 +127,13 @@ def card_candidates(url: str) -> list[str]:
     """
     target = parse_target(url)
     path = target.request_target.partition("?")[0]
-    if path.lower().endswith(".json"):
+    if path.lower().endswith(".json") or path.endswith(SEED_CARD_PATH):
         return [target.url]
     origin = f"{target.scheme}://{target.authority}"
     prefix = path.rstrip("/").removesuffix("/.well-known")
     bases = [prefix, ""] if prefix else [""]
-    return [f"{origin}{base}{well_known}" for base in bases for well_known in WELL_KNOWN_PATHS]
+    well_known = [f"{origin}{base}{name}" for base in bases for name in WELL_KNOWN_PATHS]
+    return well_known + [f"{origin}{base}{SEED_CARD_PATH}" for base in bases]
 
 
 def parse_max_age(cache_control: str | None) -> int | None:

@@ -86,8 +86,13 @@ def agent_values(record: CardRecord) -> dict[str, Any]:
         "protocol_versions": list(summary.protocol_versions),
         "flavor": record.report.flavor or "unknown",
         "interfaces": [
-            {"url": url, "protocolBinding": binding, "protocolVersion": version}
-            for url, binding, version in summary.interfaces
+            {
+                "url": url,
+                "protocolBinding": binding,
+                "protocolVersion": version,
+                **({"tenant": tenant} if tenant else {}),
+            }
+            for url, binding, version, tenant in summary.interfaces
         ],
         "capabilities": dict(summary.capabilities),
         "input_modes": _all_modes(summary, "input"),

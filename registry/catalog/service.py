@@ -22,11 +22,14 @@ from registry.catalog.records import CardRecord, agent_values
 from registry.catalog.store import CatalogStore, NewAgent
 from registry.db.group_commit import GroupCommitter
 from registry.db.types import utcnow
-from registry.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
+from registry.errors import AmbiguousId, BadRequest, Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 from registry.trust import CardTrust, CatalogTrust, KeyScope, SignatureRequired, refresh_current_trust
 from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
+ID_LENGTH = len(str(uuid.UUID(int=0)))  # agent ids are UUIDs (`new_id`)
+MIN_ID_PREFIX = 8  # shorter prefixes would name many agents in a large catalog
+CANDIDATES_SHOWN = 5  # of an ambiguous prefix
 IMPORT_ITEM_FIELDS = frozenset({"card", "cardUrl", "jwksUrl"})
 # What a just-registered agent shows before its first probe (the columns' server defaults).
 NEW_AGENT_HEALTH = {
@@ -126,6 +129,30 @@ class CatalogService:
                 outcomes.append(ImportOutcome(index, error=_error_dict(error)))
         outcomes.extend(self._insert_batch(actor, batch))
         return sorted(outcomes, key=lambda o: o.index)
+
+    # -- naming an agent ------------------------------------------------------------------
+
+    def resolve_id(self, text: str) -> str:
+        """The id of the agent that `text` names: a whole id as it is (the caller's own look-up
+        answers for it, a 404 included, at no extra cost), or the one id that starts with `text`.
+        Raises BadRequest (shorter than MIN_ID_PREFIX), AmbiguousId, NotFound."""
+        if len(text) >= ID_LENGTH:
+            return text
+        if len(text) < MIN_ID_PREFIX:
+            raise BadRequest(
+                f"{text!r} is too short to name an agent: give its id, or at least {MIN_ID_PREFIX} characters of it"
+            )
+        prefix = text.lower()  # UUIDs are case-insensitive; ours are minted in lower case
+        matches = self._store.ids_with_prefix(prefix, CANDIDATES_SHOWN + 1)
+        if not matches:
+            raise NotFound(f"no agent with id {text!r}, nor one whose id starts with it")
+        if len(matches) > 1 and matches[0] != prefix:  # an id equal to the text wins over longer ones
+            shown = ", ".join(matches[:CANDIDATES_SHOWN]) + (", ..." if len(matches) > CANDIDATES_SHOWN else "")
+            raise AmbiguousId(
+                f"{text!r} starts the ids of several agents ({shown}); give more characters",
+                {"candidates": matches[:CANDIDATES_SHOWN]},
+            )
+        return matches[0]
 
     # -- changes to an existing agent -----------------------------------------------------
 

@@ -282,6 +282,16 @@ class CatalogStore:
         with self._sessions() as session:
             return session.scalar(select(Agent).where(Agent.id == agent_id))
 
+    def ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Up to `limit` agent ids that start with `prefix`, in order (a string sorts before the
+        longer ids it begins, so an id equal to `prefix` comes first)."""
+        low, high = _id_range(prefix)
+        statement = select(Agent.id).where(Agent.id >= low, func.substr(Agent.id, 1, len(prefix)) == prefix)
+        if high is not None:
+            statement = statement.where(Agent.id < high)
+        with self._reads.connect() as conn:
+            return list(conn.scalars(statement.order_by(Agent.id).limit(limit)))
+
     def listed(self, agent_id: str) -> Row[Any] | None:
         """The agent's `LISTED_COLUMNS`."""
         with self._reads.connect() as conn:
@@ -322,3 +332,16 @@ class CatalogStore:
 
 def _next_version(conn: Connection, agent_pk: int) -> int:
     return int(conn.scalar(select(func.max(AgentCard.version)).where(AgentCard.agent_pk == agent_pk)) or 0) + 1
+
+
+def _id_range(prefix: str) -> tuple[str, str | None]:
+    """Bounds of the ids that start with `prefix`, so the look-up is a range of the unique index on
+    `agents.id`; the substring test keeps the true matches. The ids this registry mints are UUIDs:
+    bounded on their first 8 hex digits as a number, the range holds in any collation (a linguistic
+    one such as en_US ignores "-" and ":", which would break a bound made by bumping the prefix's
+    last character)."""
+    head = prefix[:8]
+    if len(head) == 8 and all(c in "0123456789abcdef" for c in head):
+        after = int(head, 16) + 1
+        return head, f"{after:08x}" if after < 16**8 else None
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)  # an id of another shape: byte order

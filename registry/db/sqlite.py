@@ -65,6 +65,7 @@ class WriterLock:
         assert self._path is not None
         if self._fd is None:
             self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+            weakref.finalize(self, os.close, self._fd)  # an engine's lock goes with the engine
         return self._fd
 
 

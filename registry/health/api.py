@@ -1,4 +1,7 @@
-"""`/v1/agents/{id}/health` (recent checks) and `/v1/agents/{id}/check` (probe now)."""
+"""`/v1/agents/{id}/health` (recent checks) and `/v1/agents/{id}/check` (probe now).
+
+The id in the path arrives whole: the catalog resolves a prefix of it for every route
+(`registry.catalog.api.resolve_agent_id`)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,11 @@
 The probe asks for a task that cannot exist (a random UUID): v1.x interfaces get `GetTask` with
 the `A2A-Version` header (A2A v1.0 §3.6.1: clients MUST send it), 0.x and legacy cards get
 `tasks/get` (v0.3 §7.3) without the header (v1.0 §3.6.2: an empty value means 0.3). A live agent
-answers `TaskNotFoundError` (-32001). Nothing that sends a message is ever called.
+answers `TaskNotFoundError` (-32001). Nothing that sends a message is ever called. An interface
+that declares a `tenant` (v1.0 AgentInterface) gets it in the request's params, as every v1.0
+request message carries it (`GetTaskRequest.tenant`; the JSON-RPC binding sends the message as
+`params`): a client MUST send the tenant its card declares, and a multi-tenant endpoint cannot
+route a request without it.
 
 How an answer is judged (issue 5):
 - a well-formed JSON-RPC response carrying the request's id: `up`;
@@ -54,6 +58,7 @@ class ProbeTarget:
 
     url: str
     protocol_version: str | None
+    tenant: str | None = None
 
     @property
     def is_v1(self) -> bool:
@@ -94,11 +99,11 @@ class Verdict:
 
 def probe_targets(interfaces: Sequence[Mapping[str, Any]]) -> list[ProbeTarget]:
     """The JSON-RPC interfaces of an agent (as stored on `agents.interfaces`), de-duplicated."""
-    targets: dict[tuple[str, str, str | None], ProbeTarget] = {}
+    targets: dict[tuple[str, str, str | None, str | None], ProbeTarget] = {}
     for interface in interfaces:
         if str(interface.get("protocolBinding", "")).upper() == "JSONRPC" and interface.get("url"):
-            target = ProbeTarget(str(interface["url"]), interface.get("protocolVersion"))
-            targets.setdefault((target.url, target.method, target.version_header), target)
+            target = ProbeTarget(str(interface["url"]), interface.get("protocolVersion"), interface.get("tenant"))
+            targets.setdefault((target.url, target.method, target.version_header, target.tenant), target)
     return list(targets.values())[:MAX_INTERFACES]
 
 
@@ -138,7 +143,10 @@ class HealthProbe:
 
     def _request(self, target: ProbeTarget) -> tuple[str, dict[str, Any], dict[str, str]]:
         request_id = self._new_id()
-        payload = {"jsonrpc": "2.0", "id": request_id, "method": target.method, "params": {"id": self._new_id()}}
+        params = {"id": self._new_id()}
+        if target.tenant:  # only a v1.0 card declares one, also on its 0.3 interfaces (the SDK's
+            params["tenant"] = target.tenant  # 0.3 compatibility reads `params.tenant` too)
+        payload = {"jsonrpc": "2.0", "id": request_id, "method": target.method, "params": params}
         headers = {"Accept": "application/json", "User-Agent": self._user_agent}
         if target.version_header:
             headers["A2A-Version"] = target.version_header

@@ -22,7 +22,7 @@ from urllib3 import BaseHTTPResponse, HTTPConnectionPool
 from urllib3.exceptions import ProtocolError
 from urllib3.util import Timeout
 
-from registry.outbound.addresses import IPAddress, display_address, refusal_reason
+from registry.outbound.addresses import IPAddress
 from registry.outbound.deadline import DeadlineWatchdog, Watch, watching
 from registry.outbound.errors import (
     OutboundConnectionError,
@@ -35,6 +35,7 @@ from registry.outbound.errors import (
 )
 from registry.outbound.policy import OutboundPolicy
 from registry.outbound.pool import PinnedPools
+from registry.outbound.refusals import AddressRefusal, first_allowed, refused_address, refused_http
 from registry.outbound.response import OutboundResponse, discard, read_capped
 from registry.outbound.target import Target, check_headers, check_method, parse_target
 
@@ -271,28 +272,25 @@ class SafeHttpClient:
 
     def _check_scheme(self, target: Target, *, redirected_from: str | None = None) -> None:
         if target.scheme == "http" and not self._policy.allow_http:
-            via = f" (redirected from {redirected_from})" if redirected_from else ""
-            raise OutboundRefused(
-                f"{target.url}{via} is refused: plain http is not allowed, only https",
-                url=target.url,
-            )
+            raise refused_http(target, self._policy, redirected_from, self._known_refusal(target))
 
     def _pin(self, target: Target, *, via: str | None) -> IPAddress:
         """The first address of the host that the policy allows. Raises OutboundRefused."""
         literal = target.literal_ip
-        candidates = [literal] if literal is not None else self._resolve(target)
-        reasons = []
-        for address in candidates:
-            reason = refusal_reason(address, self._policy.allowed_networks)
-            if reason is None:
-                return address
-            reasons.append(f"{display_address(address)} is {reason}")
-        redirected = f" (redirected from {via})" if via else ""
-        raise OutboundRefused(
-            f"{target.url}{redirected} is refused: {'; '.join(reasons)} "
-            "(reachable only if the operator allowlists its network)",
-            url=target.url,
-        )
+        allowed = first_allowed([literal] if literal is not None else self._resolve(target), self._policy)
+        if isinstance(allowed, AddressRefusal):
+            raise refused_address(target, allowed, self._policy, via)
+        return allowed
+
+    def _known_refusal(self, target: Target) -> AddressRefusal | None:
+        """Whether the address would be refused too, so one message names both settings. Resolving
+        asks the resolver, never the refused destination; a name that does not resolve says nothing."""
+        try:
+            addresses = [target.literal_ip] if target.literal_ip is not None else self._resolve(target)
+        except OutboundConnectionError:
+            return None
+        refusal = first_allowed(addresses, self._policy)
+        return refusal if isinstance(refusal, AddressRefusal) else None
 
     def _resolve(self, target: Target) -> list[IPAddress]:
         try:

@@ -19,6 +19,7 @@ class OutboundPolicy:
     ``max_redirects = 0`` returns redirects to the caller. ``ca_bundle`` is a PEM file of trusted
     roots (default: certifi's). ``pool_connections`` host pools are kept, each with up to
     ``pool_maxsize`` idle keep-alive connections, as in ``requests.adapters.HTTPAdapter``.
+    Refusals name ``allow_http_setting`` and ``allowed_networks_setting`` as the way to lift them.
     """
 
     allow_http: bool = False
@@ -32,6 +33,10 @@ class OutboundPolicy:
     ca_bundle: str | None = None
     pool_connections: int = 256
     pool_maxsize: int = 16
+    # The settings that lift the refusals, named in their messages: the variables `registry.settings`
+    # reads into ``allow_http`` and ``allowed_networks``.
+    allow_http_setting: str = "AGENTDEX_ALLOW_HTTP"
+    allowed_networks_setting: str = "AGENTDEX_ALLOWED_NETWORKS"
 
     def __post_init__(self) -> None:
         for name in ("connect_timeout", "read_timeout", "total_timeout"):

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import Engine, Row, bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from registry import errors, jsontext
+from registry import errors
 from registry.db import DriverStatement, writer_lock
 from registry.db.group_commit import GroupCommitter
 from registry.db.types import utcnow
@@ -30,6 +30,7 @@ from registry.relay.errors import ReplayedNotification, TaskMismatch
 from registry.relay.models import RelayMessage, RelaySubscription
 from registry.relay.subscriptions import TokenHashes
 from registry.relay.task_order import waiting_or_due
+from registry.request_input import parse_json
 
 PG_CHANNEL = "agentdex_relay"  # notified by the trigger `relay_messages_notify` (the baseline migration)
 MAX_CACHED = 10_000
@@ -147,7 +148,7 @@ class RelayIngress:
                 seconds = max(1, math.ceil(wait))
                 message = f"over this subscription's rate; retry in {seconds} s"
                 raise errors.TooManyRequests(message, {"retryAfter": seconds})
-            push = classify(_parse(notification.body))
+            push = classify(parse_json(notification.body))
             if sub.task_id is not None and push.task_id != sub.task_id:
                 raise TaskMismatch(f"this subscription relays task {sub.task_id!r}, not {push.task_id!r}")
             message_id, now = "msg_" + uuid.uuid4().hex, self._clock()
@@ -223,12 +224,3 @@ class RelayIngress:
     def _jti_seen(self, row: dict[str, Any]) -> bool:
         with self._engine.connect() as conn:
             return conn.scalar(_JTI, {"b_subscription_pk": row["b_subscription_pk"], "b_jti": row["b_jti"]}) is not None
-
-
-def _parse(body: bytes) -> object:
-    try:
-        return jsontext.loads(body)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise errors.BadRequest(f"the body is not valid JSON: {error}") from None
-    except RecursionError:
-        raise errors.BadRequest("the body nests JSON too deeply") from None

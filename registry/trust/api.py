@@ -1,4 +1,7 @@
-"""`/v1/keys` (JWKS owners register so their cards verify) and `/v1/agents/{id}/signatures`."""
+"""`/v1/keys` (JWKS owners register so their cards verify) and `/v1/agents/{id}/signatures`.
+
+The id in the path arrives whole: the catalog resolves a prefix of it for every route
+(`registry.catalog.api.resolve_agent_id`)."""
 
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ is an error. `RULES` is the rule catalogue: every rule id, its fixed severity an
 from registry.validation.limits import CardLimits
 from registry.validation.report import RULES, Issue, Rule, ValidationReport
 from registry.validation.summary import CardSummary, InterfaceSummary, SkillSummary, summarize_card
+from registry.validation.urls import UrlParts, UrlProblem, check_url_syntax
 from registry.validation.validator import validate_card
 
 __all__ = [
@@ -31,7 +32,10 @@ __all__ = [
     "Issue",
     "Rule",
     "SkillSummary",
+    "UrlParts",
+    "UrlProblem",
     "ValidationReport",
+    "check_url_syntax",
     "summarize_card",
     "validate_card",
 ]

@@ -50,7 +50,12 @@ RULES: dict[str, Rule] = {
     "transport-conflict": Rule(ERROR, "the same URL does not declare conflicting transports (§5.6.4)"),
     "interface-completeness": Rule(WARNING, "`additionalInterfaces` includes the main url/preferredTransport (§5.6.4)"),
     "interface-duplicate": Rule(WARNING, "no interface is declared twice"),
-    "url-invalid": Rule(ERROR, "URLs are absolute (scheme and host)"),
+    "url-invalid": Rule(
+        ERROR, "URLs are absolute RFC 3986 URLs: a valid host name or IP address, a port 1-65535, no credentials"
+    ),
+    "url-template-placeholder": Rule(
+        ERROR, "URLs hold no unfilled template placeholder such as <AGENT_HOST>, {host} or ${HOST}"
+    ),
     "url-scheme": Rule(ERROR, "URLs use http(s); gRPC interfaces may also use grpc(s)/dns (§3.1)"),
     "url-insecure": Rule(WARNING, "URLs use https in production (§4.1)"),
     # Content.

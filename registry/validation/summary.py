@@ -1,8 +1,8 @@
 """The denormalised search fields of a valid card of any version (`summarize_card`).
 
 One shape for every version, so the catalogue indexes 0.1, 0.2, 0.3, 1.0 and hybrid cards alike:
-- interfaces: v1.0 `supportedInterfaces` (for a hybrid too: its 0.3 fields are derived from
-  them); 0.x the main `url` with `preferredTransport` (default JSONRPC, §5.5), then
+- interfaces: v1.0 `supportedInterfaces` with their `tenant` (for a hybrid too: its 0.3 fields
+  are derived from them); 0.x the main `url` with `preferredTransport` (default JSONRPC, §5.5), then
   `additionalInterfaces`, each carrying the card's protocol version;
 - protocol versions: as declared, in order, without repeats (v1.0 per interface, plus a hybrid's
   top-level `protocolVersion`); a 0.2 card without one counts as "0.2.0", a 0.1 card as "0.1";
@@ -25,6 +25,7 @@ class InterfaceSummary(NamedTuple):
     url: str
     binding: str  # "JSONRPC", "GRPC", "HTTP+JSON" or an extension's name
     protocol_version: str | None
+    tenant: str | None = None  # v1.0 AgentInterface.tenant: clients send it with every request
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,12 @@ def summarize_card(card: dict[str, Any]) -> CardSummary:
 def _interfaces(card: dict[str, Any], flavor: str, card_version: str | None) -> list[InterfaceSummary]:
     if flavor.startswith("1.0"):
         return [
-            InterfaceSummary(url, _text(entry.get("protocolBinding")) or "", _text(entry.get("protocolVersion")))
+            InterfaceSummary(
+                url,
+                _text(entry.get("protocolBinding")) or "",
+                _text(entry.get("protocolVersion")),
+                _text(entry.get("tenant")) or None,  # proto3: an empty tenant is no tenant
+            )
             for entry in _objects(card.get("supportedInterfaces"))
             if (url := _text(entry.get("url")))
         ]

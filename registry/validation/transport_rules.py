@@ -3,13 +3,13 @@ A2A v0.3 §5.6.4 (and its v1.0 counterpart, the `supportedInterfaces` list)."""
 
 from __future__ import annotations
 
-import re
+import json
 from typing import Any
-from urllib.parse import urlsplit
 
 from registry.validation.detection import Detection, parse_version
 from registry.validation.paths import object_items, pointer
 from registry.validation.report import Issue, make_issue
+from registry.validation.urls import INVALID_RULE, UrlProblem, check_url_syntax
 
 Where = tuple[str | int, ...]  # a path as segments; made a JSON pointer only for an issue
 
@@ -19,7 +19,6 @@ _HTTP_SCHEMES = frozenset({"http", "https"})
 # gRPC endpoints are HTTP/2 (§3.2.2); cards in the wild (a2a-java fixtures) write them as
 # grpc://host:port, and the official SDKs hand the interface url to the gRPC channel as is.
 _GRPC_SCHEMES = _HTTP_SCHEMES | {"grpc", "grpcs"}
-_WHITESPACE = re.compile(r"\s")
 
 
 def transport_issues(card: dict[str, Any], detection: Detection) -> list[Issue]:
@@ -36,30 +35,30 @@ def transport_issues(card: dict[str, Any], detection: Detection) -> list[Issue]:
 
 
 def check_url(value: Any, where: Where, *, grpc: bool = False, required: bool = False) -> list[Issue]:
-    """Absolute URL with an allowed scheme; plain http is only a warning (§4.1: HTTPS in production).
-    `where` is the path as segments: the pointer is built only when there is something to say."""
+    """An absolute URL (`urls.check_url_syntax`) with an allowed scheme; plain http is only a
+    warning (§4.1: HTTPS in production). `where` is the path as segments: the pointer is built
+    only when there is something to say."""
     if not isinstance(value, str) or (value == "" and not required):
         return []  # wrong types are structural issues; an empty optional URL is unset
-    try:
-        parts = urlsplit(value)
-        host = parts.hostname
-    except ValueError:
-        parts, host = None, None
-    if parts is None or not parts.scheme or not host or _WHITESPACE.search(value):
-        hint = " (e.g. https://agent.example.com/a2a)" if not grpc else " (e.g. grpc://agent.example.com:443)"
-        return [make_issue("url-invalid", pointer(*where), f'"{value}" is not an absolute URL{hint}')]
+    checked = check_url_syntax(value)
+    if isinstance(checked, UrlProblem):
+        quoted = json.dumps(value, ensure_ascii=False)  # control characters shown escaped
+        if checked.rule != INVALID_RULE:
+            return [make_issue(checked.rule, pointer(*where), f"{quoted}: {checked.reason}")]
+        example = "grpc://agent.example.com:443" if grpc else "https://agent.example.com/a2a"
+        message = f"{quoted} is not a valid URL: {checked.reason} (a valid one looks like {example})"
+        return [make_issue(checked.rule, pointer(*where), message)]
     allowed = _GRPC_SCHEMES if grpc else _HTTP_SCHEMES
-    scheme = parts.scheme.lower()
-    if scheme not in allowed:
+    if checked.scheme not in allowed:
         return [
             make_issue(
                 "url-scheme",
                 pointer(*where),
-                f"the {scheme}: scheme is not allowed here; use "
+                f"the {checked.scheme}: scheme is not allowed here; use "
                 f"{' or '.join(sorted(allowed))} (A2A §3.1: all A2A traffic is HTTP(S))",
             )
         ]
-    if scheme == "http":
+    if checked.scheme == "http":
         return [
             make_issue(
                 "url-insecure", pointer(*where), f'"{value}" is plain http; production agents must use https (A2A §4.1)'

@@ -49,3 +49,18 @@ def test_rotate_another_algorithm_into_a_key_file(services: Services, tmp_path: 
 def test_a_bad_configuration_is_a_usage_error(services: Services) -> None:
     result = run(services, "keys", "list", AGENTDEX_ENDORSEMENT_ALG="HS256")
     assert result.exit_code == 2 and "AGENTDEX_ENDORSEMENT_ALG" in result.output
+
+
+def test_the_first_rotation_retires_nothing_and_says_so(services: Services) -> None:
+    first = run(services, "keys", "rotate")
+    assert first.exit_code == 0, first.output
+    assert "there was no EdDSA key before, none retired" in first.output and "previous" not in first.output
+    created = json.loads(run(services, "keys", "rotate", "--alg", "ES256", "--json").output)
+    assert created["retired"] is None
+    replaced = json.loads(run(services, "keys", "rotate", "--alg", "ES256", "--json").output)
+    assert replaced["retired"] == created["kid"]
+    assert [k["status"] for k in json.loads(run(services, "keys", "list", "--json").output)["items"]] == [
+        "active",
+        "retired",
+        "active",
+    ]

@@ -116,7 +116,7 @@ def test_rotate_delete_and_errors(registry_url, relay_token, agent_id, receiver)
     )
     rotated = run("relay", "rotate", sub["id"], url=registry_url, token=relay_token)
     assert rotated.exit_code == 0 and "old token valid until" in rotated.output
-    assert run("relay", "delete", sub["id"], url=registry_url, token=relay_token).exit_code == 0
+    assert run("relay", "delete", sub["id"], "--yes", url=registry_url, token=relay_token).exit_code == 0
     missing = run("relay", "messages", sub["id"], url=registry_url, token=relay_token)
     assert missing.exit_code == 1 and "HTTP 404" in missing.output
     assert run("relay", "replay", url=registry_url, token=relay_token).exit_code == 2
@@ -125,3 +125,33 @@ def test_rotate_delete_and_errors(registry_url, relay_token, agent_id, receiver)
     )
     assert refused.exit_code == 1 and "target_refused" in refused.output
     assert run("relay", "list", url="http://127.0.0.1:9", token=relay_token).exit_code == 4
+
+
+def test_subscribe_takes_an_agent_id_prefix_and_delete_asks_first(registry_url, relay_token, agent_id, receiver):
+    made = run(
+        "relay", "subscribe", agent_id[:8], "--target", receiver.url, "--json", url=registry_url, token=relay_token
+    )
+    assert made.exit_code == 0, made.output
+    sub = json.loads(made.output)
+    assert sub["agentId"] == agent_id
+
+    kept = CliRunner().invoke(
+        cli,
+        ["relay", "delete", sub["id"]],
+        env={"AGENTDEX_URL": registry_url, "AGENTDEX_TOKEN": relay_token},
+        input="n\n",
+    )
+    assert (
+        kept.exit_code == 1 and f"Delete subscription {sub['id']} (agent {agent_id} -> {receiver.url})?" in kept.output
+    )
+    assert sub["id"] in run("relay", "list", url=registry_url, token=relay_token).output
+
+    deleted = CliRunner().invoke(
+        cli,
+        ["relay", "delete", sub["id"], "--json"],
+        env={"AGENTDEX_URL": registry_url, "AGENTDEX_TOKEN": relay_token},
+        input="y\n",
+    )
+    assert deleted.exit_code == 0, deleted.output
+    assert json.loads(deleted.stdout) == {"deleted": sub["id"]}
+    assert sub["id"] not in run("relay", "list", url=registry_url, token=relay_token).output

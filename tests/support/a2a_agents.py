@@ -233,12 +233,28 @@ def slow(seconds: float, then: Behaviour) -> Behaviour:
 TASK_NOT_FOUND = rpc_error(-32001, "Task not found")
 
 
+def tenant_required(tenant: str) -> Behaviour:
+    """A multi-tenant endpoint (A2A v1.0 `AgentInterface.tenant`): a request without its tenant in
+    the params, or with another one, is routed to no agent (404, not JSON-RPC)."""
+
+    def answer(request: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        params = request.get("params")
+        if not isinstance(params, dict) or params.get("tenant") != tenant:
+            return 404, {"Content-Type": "application/json"}, b'{"error":"no such tenant"}'
+        return TASK_NOT_FOUND(request, headers)
+
+    return answer
+
+
 class PlainAgent:
     """An agent whose JSON-RPC endpoint answers with `behaviour`; `"hang"` never answers."""
 
-    def __init__(self, behaviour: Behaviour | str = TASK_NOT_FOUND, *, card: str = "1.0") -> None:
+    def __init__(
+        self, behaviour: Behaviour | str = TASK_NOT_FOUND, *, card: str = "1.0", tenant: str | None = None
+    ) -> None:
         self.behaviour = behaviour
         self.card_kind = card
+        self.tenant = tenant  # declared on the 1.0 card's interface
         self.requests: list[tuple[dict[str, Any], dict[str, str]]] = []
         self._release = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -256,7 +272,10 @@ class PlainAgent:
     def card_dict(self) -> dict[str, Any]:
         if self.card_kind == "0.3":
             return make_v03_card("Plain Agent", tags=["plain"], url=self.rpc_url)
-        return make_card("Plain Agent", tags=["plain"], url=self.rpc_url)
+        card = make_card("Plain Agent", tags=["plain"], url=self.rpc_url)
+        if self.tenant is not None:
+            card["supportedInterfaces"][0]["tenant"] = self.tenant
+        return card
 
     def start(self) -> None:
         self._release.clear()

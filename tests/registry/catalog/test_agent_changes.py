@@ -103,11 +103,11 @@ def test_only_the_owner_or_an_admin_may_change_an_agent(client, auth, other_toke
 
 def test_unknown_agent_is_404_everywhere(client, auth):
     for method, path in [
-        ("get", "/v1/agents/nope"),
-        ("get", "/v1/agents/nope/card"),
-        ("get", "/v1/agents/nope/versions"),
-        ("patch", "/v1/agents/nope"),
-        ("delete", "/v1/agents/nope"),
+        ("get", "/v1/agents/nope-nope"),
+        ("get", "/v1/agents/nope-nope/card"),
+        ("get", "/v1/agents/nope-nope/versions"),
+        ("patch", "/v1/agents/nope-nope"),
+        ("delete", "/v1/agents/nope-nope"),
     ]:
         kwargs = {"headers": auth, "json": {"status": "active"}} if method == "patch" else {"headers": auth}
         response = getattr(client, method)(path, **kwargs)

@@ -108,7 +108,7 @@ def test_404_everywhere_lists_every_url_tried(servers: Servers, fetcher: CardFet
     with pytest.raises(CardNotFound) as caught:
         fetcher.discover(server.url("/agent"))
     tried = caught.value.tried
-    assert tried == tuple(card_candidates(server.url("/agent"))) and len(tried) == 4
+    assert tried == tuple(card_candidates(server.url("/agent"))) and len(tried) == 6  # 4 well-known, 2 /agentCard
     assert all(url in str(caught.value) for url in tried)
 
 

@@ -129,7 +129,8 @@ def test_upload_needs_card_url_and_an_object(client, auth, card):
         client.post("/v1/agents", json={"card": "nope", "cardUrl": "https://a.example"}, headers=auth).status_code
         == 422
     )
-    assert client.post("/v1/agents", json={"card": card, "cardUrl": "ftp://a.example"}, headers=auth).status_code == 422
+    # A malformed URL is a malformed request (400 `invalid_url`, tests/registry/catalog/test_card_url_refusals.py).
+    assert client.post("/v1/agents", json={"card": card, "cardUrl": "ftp://a.example"}, headers=auth).status_code == 400
 
 
 def test_writes_need_a_valid_token_with_scope(client, card, services):

@@ -57,8 +57,8 @@ def test_check_probes_now_and_health_lists_the_checks(client, auth, agent_id):
 
 
 def test_unknown_agents_and_parameters_are_refused(client, auth):
-    assert client.get("/v1/agents/nope/health").status_code == 404
-    assert client.post("/v1/agents/nope/check", headers=auth).status_code == 404
+    assert client.get("/v1/agents/nope-nope/health").status_code == 404
+    assert client.post("/v1/agents/nope-nope/check", headers=auth).status_code == 404
     assert client.get("/v1/agents?health=sideways").status_code == 422
     assert client.get("/v1/agents?includeDead=maybe").status_code == 422
 

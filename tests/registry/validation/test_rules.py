@@ -162,6 +162,20 @@ CASES = [
     Case("url-invalid", v03, put("/url", ""), "/url"),
     Case("url-invalid", v10, put("/supportedInterfaces/0/url", "/a2a"), "/supportedInterfaces/0/url"),
     Case("url-invalid", v10, put("/supportedInterfaces/1/url", "agent.example.com:443"), "/supportedInterfaces/1/url"),
+    Case(
+        "url-invalid",
+        v10,
+        put("/supportedInterfaces/0/url", "https://a_b.example.com/a2a"),
+        "/supportedInterfaces/0/url",
+    ),
+    Case("url-invalid", v03, put("/provider/url", "https://example.com:70000"), "/provider/url"),
+    Case(
+        "url-template-placeholder",
+        v10,
+        put("/supportedInterfaces/0/url", "https://<AGENT_HOST>/a2a"),
+        "/supportedInterfaces/0/url",
+    ),
+    Case("url-template-placeholder", v03, put("/documentationUrl", "https://{{docs_host}}/docs"), "/documentationUrl"),
     Case("url-scheme", v03, put("/url", "ftp://agent.example.com/a2a"), "/url"),
     Case(
         "url-scheme",

@@ -1,0 +1,45 @@
+"""`/v1/tokens`: an admin lists the registry's API tokens and revokes them. Neither a token nor
+its hash ever leaves the registry; `prefix` (its first characters) tells them apart."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from registry.auth.api import requires
+from registry.auth.tokens import TokenService
+from registry.cursors import decode_cursor, encode_cursor
+from registry.errors import NotFound
+from registry.request_input import current_actor, query_choice, query_int, refuse_unknown
+
+bp = Blueprint("tokens", __name__, url_prefix="/v1/tokens")
+
+
+def _tokens() -> TokenService:
+    return current_app.extensions["agentdex"].tokens
+
+
+@bp.get("")
+@requires("admin")
+def list_tokens() -> Response:
+    refuse_unknown(request.args.keys(), {"includeRevoked", "limit", "cursor"}, "query parameters")
+    limit = query_int("limit", 100, 1, 500)
+    infos = _tokens().listed(
+        include_revoked=query_choice("includeRevoked", ("true", "false"), "false") == "true",
+        after=decode_cursor(request.args.get("cursor")),
+        limit=limit + 1,
+    )
+    more = len(infos) > limit
+    infos = infos[:limit]
+    return jsonify(
+        {"items": [info.to_dict() for info in infos], "nextCursor": encode_cursor(infos[-1].id) if more else None}
+    )
+
+
+@bp.delete("/<token_id>")
+@requires("admin")
+def revoke(token_id: str) -> Response:
+    """Revoke for good (idempotent: a revoked token answers with the time it was first revoked)."""
+    if not token_id.isdigit():
+        raise NotFound(f"no token with id {token_id!r}: token ids are numbers (GET /v1/tokens lists them)")
+    info, _ = _tokens().revoke(int(token_id), current_actor())
+    return jsonify(info.to_dict())

@@ -1,0 +1,118 @@
+"""Tokens an admin can see and revoke: `GET /v1/tokens` and `DELETE /v1/tokens/<id>` never show a
+token or its hash, and a revoked token is refused with 401 saying so, at once in the process that
+revoked it and within the actor cache's lifetime everywhere else."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sqlalchemy import select
+
+from registry.audit import AuditEntry
+from registry.auth import TokenService
+from registry.auth.tokens import CACHE_SECONDS, TokenRevoked
+from registry.errors import AmbiguousId, NotFound
+from tests.support.cards import make_card
+
+
+@pytest.fixture
+def admin(admin_token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {admin_token}"}
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_an_admin_lists_tokens_without_their_secrets(client, admin, writer_token):
+    listed = client.get("/v1/tokens", headers=admin)
+    assert listed.status_code == 200
+    by_name = {item["name"]: item for item in listed.json["items"]}
+    assert by_name["alice"]["scopes"] == ["agents:write"] and by_name["alice"]["principal"] == "alice"
+    assert by_name["root"]["scopes"] == ["admin"] and by_name["alice"]["revokedAt"] is None
+    assert writer_token.startswith(by_name["alice"]["prefix"])
+    assert writer_token not in listed.text and "adx_" + writer_token[10:20] not in listed.text
+    assert not re.search(r"[0-9a-f]{64}", listed.text)  # no SHA-256 of any token either
+
+
+def test_only_admins_see_or_revoke_tokens(client, auth):
+    assert client.get("/v1/tokens", headers=auth).status_code == 403
+    assert client.delete("/v1/tokens/1", headers=auth).status_code == 403
+    anonymous = client.get("/v1/tokens")
+    assert anonymous.status_code == 401 and anonymous.json["error"]["code"] == "unauthorized"
+
+
+def test_a_revoked_token_is_refused_at_once_and_says_why(client, admin, services):
+    token = services.tokens.create("ci", ["agents:write"]).token
+    card = {"card": make_card("CI Agent"), "cardUrl": "https://ci.example/card.json"}
+    created = client.post("/v1/agents", json=card, headers=_bearer(token))
+    assert created.status_code == 201
+    token_id = next(i["id"] for i in client.get("/v1/tokens", headers=admin).json["items"] if i["name"] == "ci")
+
+    revoked = client.delete(f"/v1/tokens/{token_id}", headers=admin)
+    assert revoked.status_code == 200 and revoked.json["revokedAt"]
+    refused = client.delete(f"/v1/agents/{created.json['id']}", headers=_bearer(token))
+    assert refused.status_code == 401
+    assert refused.json["error"]["code"] == "token_revoked" and "revoked" in refused.json["error"]["message"]
+
+    again = client.delete(f"/v1/tokens/{token_id}", headers=admin)
+    assert again.status_code == 200 and again.json["revokedAt"] == revoked.json["revokedAt"]
+    with services.sessions() as session:
+        actions = session.scalars(select(AuditEntry.action).where(AuditEntry.action == "token.revoke")).all()
+    assert actions == ["token.revoke"]  # once: the second call changed nothing
+
+
+def test_revoked_tokens_leave_the_list_unless_asked_for(client, admin, writer_token):
+    alice = next(i for i in client.get("/v1/tokens", headers=admin).json["items"] if i["name"] == "alice")
+    client.delete(f"/v1/tokens/{alice['id']}", headers=admin)
+    assert "alice" not in [i["name"] for i in client.get("/v1/tokens", headers=admin).json["items"]]
+    everything = client.get("/v1/tokens?includeRevoked=true", headers=admin).json["items"]
+    assert [i["revokedAt"] is not None for i in everything if i["name"] == "alice"] == [True]
+
+
+def test_tokens_page_with_a_cursor(client, admin, services):
+    for n in range(3):
+        services.tokens.create(f"t{n}", ["relay"])
+    first = client.get("/v1/tokens?limit=2", headers=admin).json
+    second = client.get(f"/v1/tokens?limit=2&cursor={first['nextCursor']}", headers=admin).json
+    names = [i["name"] for i in first["items"] + second["items"]]
+    assert names == ["root", "t0", "t1", "t2"] and second["nextCursor"] is None
+
+
+@pytest.mark.parametrize("token_id", ["999", "alice"])
+def test_revoking_an_unknown_token_is_not_found(client, admin, token_id):
+    response = client.delete(f"/v1/tokens/{token_id}", headers=admin)
+    assert response.status_code == 404 and "GET /v1/tokens" in response.json["error"]["message"]
+
+
+def test_another_process_refuses_a_revoked_token_once_its_cache_expires(services):
+    now = [0.0]
+    web = TokenService(services.sessions, monotonic=lambda: now[0])
+    issued = services.tokens.create("ci", ["agents:write"])
+    web.authenticate(issued.token)
+    services.tokens.revoke(services.tokens.find("ci").id)  # as `agentdex tokens revoke` does, elsewhere
+    web.authenticate(issued.token)  # the cached actor: at most CACHE_SECONDS more
+    now[0] += CACHE_SECONDS + 0.1
+    with pytest.raises(TokenRevoked, match="revoked"):
+        web.authenticate(issued.token)
+
+
+def test_a_token_is_found_by_id_or_by_a_name_only_one_live_token_has(services):
+    first = services.tokens.create("deploy", ["relay"])
+    services.tokens.create("deploy", ["relay"])
+    with pytest.raises(AmbiguousId, match="give the id"):
+        services.tokens.find("deploy")
+    ids = [info.id for info in services.tokens.listed() if info.name == "deploy"]
+    services.tokens.revoke(ids[0])
+    assert services.tokens.find("deploy").id == ids[1]
+    assert services.tokens.find(str(ids[0])).revoked_at is not None
+    assert first.token.startswith(services.tokens.find(str(ids[0])).prefix)
+    with pytest.raises(NotFound):
+        services.tokens.find("nobody")
+
+
+def test_every_token_route_is_in_the_openapi_document(app, client):
+    documented = client.get("/openapi.json").json["paths"]
+    routes = {re.sub(r"<(\w+)>", r"{\1}", rule.rule) for rule in app.url_map.iter_rules() if "tokens" in rule.rule}
+    assert routes == {"/v1/tokens", "/v1/tokens/{token_id}"} and routes <= set(documented)
