@@ -12,7 +12,7 @@ import click
 
 from cli.client import json_option
 from cli.exits import CliError, ExitCode, reports_errors
-from cli.local import local_services
+from cli.local import database_option, local_services
 from cli.output import emit, short_time, table
 
 if TYPE_CHECKING:
@@ -29,8 +29,8 @@ def tokens() -> None:
 
 
 @contextmanager
-def _services() -> Iterator[Services]:
-    services = local_services()
+def _services(database: str | None) -> Iterator[Services]:
+    services = local_services(database)
     try:
         yield services
     finally:
@@ -42,8 +42,9 @@ def _services() -> Iterator[Services]:
 @click.option("--scope", "scopes", multiple=True, required=True, help="agents:write, relay or admin; repeatable.")
 @click.option("--principal", default=None, help="Owner of the token (default: NAME).")
 @click.option("--json", "as_json", is_flag=True, help='Print {"token": ...}.')
+@database_option
 @reports_errors
-def create(name: str, scopes: tuple[str, ...], principal: str | None, as_json: bool) -> None:
+def create(name: str, scopes: tuple[str, ...], principal: str | None, as_json: bool, database: str | None) -> None:
     """Create a token.
 
     It is printed once and stored only as a hash: keep it now.
@@ -54,7 +55,7 @@ def create(name: str, scopes: tuple[str, ...], principal: str | None, as_json: b
     """
     from registry.errors import RegistryError
 
-    with _services() as services:
+    with _services(database) as services:
         try:
             issued = services.tokens.create(name, scopes, principal)
         except RegistryError as error:
@@ -70,13 +71,14 @@ def create(name: str, scopes: tuple[str, ...], principal: str | None, as_json: b
 @tokens.command("list")
 @click.option("--all", "include_revoked", is_flag=True, help="Also revoked tokens.")
 @json_option
+@database_option
 @reports_errors
-def list_(include_revoked: bool, as_json: bool) -> None:
+def list_(include_revoked: bool, as_json: bool, database: str | None) -> None:
     """List the registry's tokens.
 
     Oldest first: id, name, owner, scopes and the token's first characters (the tokens
     themselves are never stored). Revoked tokens only with --all."""
-    with _services() as services:
+    with _services(database) as services:
         infos = _every_token(services, include_revoked)
     emit({"items": [info.to_dict() for info in infos]}, as_json, _token_table)
 
@@ -99,8 +101,9 @@ def _token_table(listing: dict[str, Any]) -> None:
 @tokens.command("revoke")
 @click.argument("ref", metavar="ID|NAME")
 @json_option
+@database_option
 @reports_errors
-def revoke(ref: str, as_json: bool) -> None:
+def revoke(ref: str, as_json: bool, database: str | None) -> None:
     """Revoke a token for good.
 
     Calls with it are refused (401, "revoked"). ID|NAME is the token's id from `agentdex
@@ -111,7 +114,7 @@ def revoke(ref: str, as_json: bool) -> None:
     Example:
       agentdex tokens revoke ci-publisher
     """
-    with _services() as services:
+    with _services(database) as services:
         info, now = services.tokens.revoke(services.tokens.find(ref).id)
     result = {**info.to_dict(), "revokedNow": now}
     emit(result, as_json, _say_revoked)

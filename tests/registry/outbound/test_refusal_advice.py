@@ -111,6 +111,12 @@ def test_every_refused_address_of_a_name_is_in_the_advice(answers, advice):
 
 def test_the_named_settings_are_the_ones_the_registry_reads():
     policy = OutboundPolicy()
-    settings = Settings.from_env({policy.allow_http_setting: "true", policy.allowed_networks_setting: "10.1.2.3/32"})
+    settings = Settings.from_env(
+        {
+            policy.allow_http_setting: "true",
+            policy.allowed_networks_setting: "10.1.2.3/32",
+            "AGENTDEX_SECRET_KEY": "a-test-secret-that-is-long-enough-0123456789",
+        }
+    )
     assert settings.allow_http is True
     assert [str(network) for network in settings.allowed_networks] == ["10.1.2.3/32"]
