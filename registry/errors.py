@@ -107,4 +107,4 @@ class InvalidUnicode(BadRequest):
 class QueryOverLimit(BadRequest):
     """A query string value over the length limit, or too many values; `details.parameter` names it."""
 
-    code = "invalid_request"
+    code = "query_over_limit"

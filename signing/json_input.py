@@ -4,8 +4,10 @@ mean the same to every reader.
 
 Refused, each as a `JsonInputError` whose `path` says where (`$.skills[0].name`):
 
-- arrays and objects nested deeper than `max_depth` (MAX_DEPTH = 64): measured on the bytes
-  before any parser runs, so a thousand `[` cost one pass over the text, not a thousand frames;
+- arrays and objects nested deeper than `max_depth` (MAX_DEPTH = 64). Parsing cost never grows
+  with depth: a run of more `[` than the limit is measured before any parser runs; otherwise orjson
+  (in C, and stopping at 1,024 levels by itself) reads the text and its indented rendering
+  shows the depth; `json`, which recurses, only reads text whose depth was measured first;
 - a member name repeated in one object (RFC 7493 §2.3; RFC 7515 §5.2 for JWS headers): `json`
   keeps the last value, other readers the first, so a signed card could name one agent to a
   verifier and another to its users;
@@ -31,6 +33,7 @@ import orjson
 from signing.errors import DuplicateMemberError, JsonInputError, JsonSyntaxError, JsonTooDeepError, LoneSurrogateError
 
 MAX_DEPTH = 64
+MAX_SUPPORTED_DEPTH = 200  # a larger `max_depth` would let the checks below recurse near Python's limit
 
 # orjson reads integers beyond 64 bits as floats; a text with a run of 19+ digits anywhere (in a
 # number or, harmlessly, a string) is read by `json`, which keeps them exact.
@@ -51,10 +54,13 @@ def loads(data: bytes | bytearray | str, *, max_depth: int = MAX_DEPTH) -> Any:
     """The JSON value in `data` (bytes, UTF-8 unless they say otherwise, or text).
 
     Raises JsonTooDeepError, DuplicateMemberError, LoneSurrogateError or JsonSyntaxError, all
-    JsonInputError (a ValueError) with the JSONPath of the place.
+    JsonInputError (a ValueError) with the JSONPath of the place. `max_depth` is at most
+    MAX_SUPPORTED_DEPTH (else ValueError: a caller's mistake, not the input's).
     """
+    if not 0 <= max_depth <= MAX_SUPPORTED_DEPTH:
+        raise ValueError(f"max_depth must be between 0 and {MAX_SUPPORTED_DEPTH}, not {max_depth}")
     text = _utf8(data)
-    if b"[" * (max_depth + 1) in text:  # how a deep body usually looks: refused before any parsing
+    if b"[" * (max_depth + 1) in text:  # how a deep body usually looks: measured before any parsing
         _check_depth(text, max_depth)
     if not has_long_digit_run(text):
         try:
@@ -123,12 +129,14 @@ def _rendering_agrees(text: bytes, value: Any, max_depth: int) -> bool:
     2 x max_depth spaces, so without such a line nothing is deeper; with one (rare), the text is
     measured. Members: each has one ':' outside strings, and strings keep theirs, so the text
     and the rendering hold as many colons unless a name was dropped or a colon was escaped."""
-    if text.count(b"[") + text.count(b"{") <= max_depth:
-        rendering = orjson.dumps(value)  # too few brackets to be too deep, wherever they are
-    else:
-        rendering = orjson.dumps(value, option=orjson.OPT_INDENT_2)
-        if max_depth < 1 or b"\n" + b"  " * max_depth in rendering:
-            _check_depth(text, max_depth)
+    few = text.count(b"[") + text.count(b"{") <= max_depth  # then not too deep, wherever they are
+    try:
+        rendering = orjson.dumps(value) if few else orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except TypeError:  # orjson writes at most 254 levels (it reads up to 1,024)
+        _check_depth(text, max_depth)
+        return False
+    if not few and (max_depth < 1 or b"\n" + b"  " * max_depth in rendering):
+        _check_depth(text, max_depth)
     if b"\\u003" in text and (b"\\u003a" in text or b"\\u003A" in text):
         return False
     return rendering.count(b":") == text.count(b":")
@@ -155,15 +163,15 @@ def _read_checked(text: bytes, max_depth: int) -> Any:
     """`json`'s reading, every object's members kept, then checked with their paths."""
     try:
         tree = json.loads(text, object_pairs_hook=_Members, parse_constant=_refuse_constant, parse_float=_finite)
+        return _checked(tree, ())
     except JsonInputError:
         raise
-    except RecursionError:  # only with a limit near the interpreter's own
+    except RecursionError:  # not with depths measured first, below MAX_SUPPORTED_DEPTH
         raise _too_deep(max_depth) from None
     except UnicodeDecodeError as error:
         raise JsonSyntaxError(f"not JSON: the text is not UTF-8 ({error.reason} at byte {error.start})") from None
     except json.JSONDecodeError as error:
         raise JsonSyntaxError(f"not JSON: {error.msg} at line {error.lineno}, column {error.colno}") from None
-    return _checked(tree, ())
 
 
 def _checked(value: Any, path: Path) -> Any:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json as jsonlib
 from dataclasses import dataclass
 
 from urllib3 import BaseHTTPResponse, HTTPHeaderDict
+
+from signing import JsonInputError, loads_json
 
 from registry.outbound.errors import OutboundInvalidJson, OutboundTooLarge
 from registry.outbound.target import Target
@@ -32,18 +33,13 @@ class OutboundResponse:
         return parse_json(self.body, url=self.url)
 
 
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_json(body: bytes, *, url: str | None = None) -> object:
-    """Parse strict JSON (RFC 8259: no NaN or Infinity). Raises OutboundInvalidJson."""
+    """Parse the body with the strict reader every JSON input goes through (no NaN, no repeated
+    member names, no lone surrogates, at most 64 levels deep). Raises OutboundInvalidJson."""
     try:
-        return jsonlib.loads(body, parse_constant=_reject_constant)
-    except RecursionError:
-        raise OutboundInvalidJson("the body nests JSON too deeply to parse", url=url) from None
-    except ValueError as error:  # includes JSONDecodeError and UnicodeDecodeError
-        raise OutboundInvalidJson(f"the body is not valid JSON: {error}", url=url) from None
+        return loads_json(body)
+    except JsonInputError as error:
+        raise OutboundInvalidJson(f"the body is not acceptable JSON: {error}", url=url) from None
 
 
 def read_capped(response: BaseHTTPResponse, target: Target, cap: int) -> bytes:

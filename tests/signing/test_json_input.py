@@ -240,3 +240,13 @@ def _read(text: str) -> bool:
     except JsonTooDeepError:
         return False
     return True
+
+
+def test_depths_orjson_reads_but_cannot_write_are_measured_too() -> None:
+    text = "[1, " * 500 + "1" + "]" * 500  # no two brackets together: orjson reads it (up to 1,024 levels)
+    with pytest.raises(JsonTooDeepError):
+        loads_json(text)
+    deepest = "[1, " * 200 + "1" + "]" * 200
+    assert loads_json(deepest, max_depth=200) == json.loads(deepest)
+    with pytest.raises(ValueError, match="max_depth must be between 0 and 200"):
+        loads_json(deepest, max_depth=201)

@@ -32,6 +32,7 @@ class Hostile:
 
 CASES = [
     Hostile("1,025 nested arrays", DEEP, "json_too_deep", "$"),
+    Hostile("500 levels, no two brackets together", b"[1, " * 500 + b"1" + b"]" * 500, "json_too_deep", "$"),
     Hostile("65 levels inside an object", b'{"card": ' + b"[" * 64 + b"]" * 64 + b"}", "json_too_deep", "$"),
     Hostile(
         "deep and a big integer (read by json)",

@@ -1,5 +1,5 @@
 """Query strings are bounded for every endpoint in one place: a value over 1,024 characters, or
-more than 100 values, is a 400 `invalid_request` naming the parameter, before any view (or the
+more than 100 values, is a 400 `query_over_limit` naming the parameter, before any view (or the
 database) sees it."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tests.support.cards import make_card
 def refused(response: Any, parameter: str) -> None:
     assert response.status_code == 400, response.get_data()[:300]
     error = response.json["error"]
-    assert error["code"] == "invalid_request" and error["details"]["parameter"] == parameter
+    assert error["code"] == "query_over_limit" and error["details"]["parameter"] == parameter
     assert repr(parameter) in error["message"]
 
 

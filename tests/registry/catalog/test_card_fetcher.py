@@ -131,6 +131,24 @@ def test_bodies_that_are_not_a_json_object_are_rejected(
 
 
 @pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"name": "Evil", "name": "Echo", "skills": []}', "more than once"),
+        (b'{"name": "Echo\\ud800", "skills": []}', "surrogate"),
+        (b"[" * 1025 + b"]" * 1025, "deep"),
+        (b'{"name": "Echo", "version": NaN}', "NaN"),
+    ],
+    ids=["duplicate name", "lone surrogate", "1,025 levels", "NaN"],
+)
+def test_a_fetched_card_is_read_as_strictly_as_a_pushed_one(
+    body: bytes, message: str, servers: Servers, fetcher: CardFetcher
+) -> None:
+    server = servers.start({"/card.json": serve(body)})
+    with pytest.raises(CardNotJson, match=message):
+        fetcher.discover(server.url("/card.json"))
+
+
+@pytest.mark.parametrize(
     "content_type", ["application/json", "application/a2a+json", "text/plain", "application/octet-stream"]
 )
 def test_any_json_object_is_accepted_whatever_the_content_type(
