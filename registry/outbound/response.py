@@ -6,10 +6,9 @@ from dataclasses import dataclass
 
 from urllib3 import BaseHTTPResponse, HTTPHeaderDict
 
-from signing import JsonInputError, loads_json
-
 from registry.outbound.errors import OutboundInvalidJson, OutboundTooLarge
 from registry.outbound.target import Target
+from signing import JsonInputError, loads_json
 
 _READ_CHUNK = 65_536
 
