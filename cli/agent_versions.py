@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from cli.client import json_option, make_client, registry_option, token_option
+from cli.client import json_option, make_client, registry_option, segment, token_option
 from cli.exits import reports_errors
 from cli.output import emit, short_time, table
 
@@ -31,8 +31,8 @@ def refresh(agent_id: str, registry: str, token: str | None, as_json: bool) -> N
       agentdex refresh 5b0c1d2e
     """
     client = make_client(registry, token)
-    before = client.call("GET", f"/v1/agents/{agent_id}")
-    agent = client.call("POST", f"/v1/agents/{before['id']}/refresh")
+    before = client.call("GET", f"/v1/agents/{segment(agent_id)}")
+    agent = client.call("POST", f"/v1/agents/{segment(before['id'])}/refresh")
     result = {"changed": agent["cardVersion"] != before["cardVersion"], "agent": agent}
     emit(result, as_json, _say_refreshed)
 
@@ -59,7 +59,7 @@ def versions(agent_id: str, registry: str, as_json: bool) -> None:
     Example:
       agentdex versions 5b0c1d2e --json
     """
-    history = make_client(registry).call("GET", f"/v1/agents/{agent_id}/versions")
+    history = make_client(registry).call("GET", f"/v1/agents/{segment(agent_id)}/versions")
     emit(history, as_json, _version_table)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from cli.client import json_option, make_client, registry_option, token_option
+from cli.client import json_option, make_client, registry_option, segment, token_option
 from cli.exits import CliError, ExitCode, reports_errors, result_printed
 from cli.output import emit, table
 
@@ -176,7 +176,7 @@ def show(agent_id: str, registry: str, as_json: bool) -> None:
     Example:
       agentdex show 5b0c1d2e
     """
-    emit(make_client(registry).call("GET", f"/v1/agents/{agent_id}"), as_json, _show_agent)
+    emit(make_client(registry).call("GET", f"/v1/agents/{segment(agent_id)}"), as_json, _show_agent)
 
 
 @click.command()
@@ -197,7 +197,7 @@ def deprecate(agent_id: str, message: str | None, registry: str, token: str | No
       agentdex deprecate 5b0c1d2e --message "use the v2 agent, 9f3e…"
     """
     body = {"status": "deprecated", **({"statusMessage": message} if message else {})}
-    agent = make_client(registry, token).call("PATCH", f"/v1/agents/{agent_id}", json=body)
+    agent = make_client(registry, token).call("PATCH", f"/v1/agents/{segment(agent_id)}", json=body)
     emit(agent, as_json, lambda a: click.echo(f"{a['id']} is now {a['status']}"))
 
 
@@ -212,7 +212,7 @@ def undeprecate(agent_id: str, registry: str, token: str | None, as_json: bool) 
 
     It is back in default search, and its status message is cleared."""
     body = {"status": "active", "statusMessage": ""}
-    agent = make_client(registry, token).call("PATCH", f"/v1/agents/{agent_id}", json=body)
+    agent = make_client(registry, token).call("PATCH", f"/v1/agents/{segment(agent_id)}", json=body)
     emit(agent, as_json, lambda a: click.echo(f"{a['id']} is {a['status']} again"))
 
 
@@ -229,11 +229,11 @@ def delete(agent_id: str, yes: bool, registry: str, token: str | None, as_json: 
     The audit log keeps the fact. Asks first, unless --yes is given. To hide an agent but keep
     it, use `agentdex deprecate`."""
     client = make_client(registry, token)
-    agent = client.call("GET", f"/v1/agents/{agent_id}")  # the whole id, and a name to confirm
+    agent = client.call("GET", f"/v1/agents/{segment(agent_id)}")  # the whole id, and a name to confirm
     question = f"Delete agent {agent['name']} ({agent['id']}) and its history?"
     if not yes and not click.confirm(question, default=False, err=True):
         raise CliError("not deleted", ExitCode.FAILED)
-    client.call("DELETE", f"/v1/agents/{agent['id']}")
+    client.call("DELETE", f"/v1/agents/{segment(agent['id'])}")
     emit({"deleted": agent["id"]}, as_json, lambda d: click.echo(f"deleted {d['deleted']}"))
 
 

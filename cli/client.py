@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from urllib.parse import quote
 
 import click
 
@@ -21,6 +22,18 @@ registry_option = click.option(
 )
 token_option = click.option("--token", envvar="AGENTDEX_TOKEN", default=None, help="API token (env AGENTDEX_TOKEN).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+
+
+def segment(value: str) -> str:
+    """`value` (an id, a prefix of one) as one path segment of an API URL, percent-encoded, so
+    that `../tokens`, `a/b` or `x?y=1` names no agent rather than another URL.
+
+    Raises CliError (exit 2) for "", "." and "..": no encoding keeps them one segment (HTTP
+    clients and proxies resolve dot segments, RFC 3986 §5.2.4).
+    """
+    if not value.strip("."):
+        raise CliError(f"{value!r} is not an id", ExitCode.USAGE)
+    return quote(value, safe="")
 
 
 class RegistryClient:

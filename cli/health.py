@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from cli.client import json_option, make_client, registry_option, token_option
+from cli.client import json_option, make_client, registry_option, segment, token_option
 from cli.exits import CliError, ExitCode, reports_errors, result_printed
 
 
@@ -54,7 +54,7 @@ def health(agent_id: str, limit: int, registry: str, as_json: bool) -> None:
     Example:
       agentdex health 5b0c1d2e --limit 5
     """
-    _emit(make_client(registry).call("GET", f"/v1/agents/{agent_id}/health", params={"limit": limit}), as_json)
+    _emit(make_client(registry).call("GET", f"/v1/agents/{segment(agent_id)}/health", params={"limit": limit}), as_json)
 
 
 @click.command()
@@ -73,7 +73,7 @@ def check(agent_id: str, registry: str, token: str | None, as_json: bool) -> Non
     Example:
       agentdex check 5b0c1d2e --token adx_...
     """
-    payload = make_client(registry, token).call("POST", f"/v1/agents/{agent_id}/check")
+    payload = make_client(registry, token).call("POST", f"/v1/agents/{segment(agent_id)}/check")
     _emit(payload, as_json)
     result_printed()  # the checks say what is down: stdout stays that one JSON document
     if any(item["outcome"] == "down" for item in payload["items"]):

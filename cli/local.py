@@ -66,15 +66,15 @@ def require_database(url: str) -> None:
     Raises CliError: exit 2 when there is no such database or it has no tables, exit 4 when its
     server cannot be reached (or refuses the connection).
     """
-    from sqlalchemy.exc import ArgumentError, OperationalError
+    from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 
     from registry.db import make_engine
     from registry.migrate import is_empty
 
     path = _sqlite_file(url)
-    if path is not None and not path.exists():
+    if path is not None and not _exists(path):
         raise CliError(
-            f"no database at {path.resolve()} ({_chosen_by()}), and this command does not create one: "
+            f"no database at {os.path.abspath(path)} ({_chosen_by()}), and this command does not create one: "
             f"run it where `agentdex serve` keeps its database, or {HOW_TO_CHOOSE}",
             ExitCode.USAGE,
             code="database_not_found",
@@ -83,6 +83,9 @@ def require_database(url: str) -> None:
         engine = make_engine(url)
     except ArgumentError:
         raise CliError(f"{url!r} is not a database URL ({_chosen_by()})", ExitCode.USAGE) from None
+    except ImportError as error:  # a database whose driver is not installed (mysql://…)
+        message = f"{_shown(url)} needs the database driver {error.name!r}, which is not installed ({_chosen_by()})"
+        raise CliError(message, ExitCode.USAGE) from None
     try:
         empty = is_empty(engine)
     except OperationalError as error:
@@ -92,6 +95,9 @@ def require_database(url: str) -> None:
             ExitCode.UNREACHABLE,
             code="database_unreachable",
         ) from None
+    except DatabaseError:  # SQLite on a file that is something else
+        message = f"{_shown(url)} is not a database ({_chosen_by()}); {HOW_TO_CHOOSE}"
+        raise CliError(message, ExitCode.USAGE, code="database_not_found") from None
     finally:
         engine.dispose()
     if empty:
@@ -101,6 +107,13 @@ def require_database(url: str) -> None:
             ExitCode.USAGE,
             code="database_not_found",
         )
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # a name no file can have: too long, a NUL in it
+        return False
 
 
 def _database_url(database: str | None) -> str:
@@ -141,7 +154,7 @@ def _shown(url: str) -> str:
 
     path = _sqlite_file(url)
     if path is not None:
-        return str(path.resolve())
+        return os.path.abspath(path)  # not `resolve`, which fails on names no file can have
     try:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from cli.client import json_option, make_client, registry_option, token_option
+from cli.client import json_option, make_client, registry_option, segment, token_option
 from cli.exits import CliError, ExitCode, reports_errors
 from cli.output import emit
 
@@ -83,7 +83,7 @@ def subscribe(
     """
     client = make_client(registry, token)
     body = {
-        "agentId": client.call("GET", f"/v1/agents/{agent_id}")["id"],  # a prefix resolved
+        "agentId": client.call("GET", f"/v1/agents/{segment(agent_id)}")["id"],  # a prefix resolved
         "targetUrl": target_url,
         "taskId": task_id,
         "targetToken": target_token,
@@ -145,7 +145,7 @@ def messages(
     target's last answer."""
     params = {"limit": limit, **({"state": state} if state else {}), **({"cursor": cursor} if cursor else {})}
     page = make_client(registry, token).call(
-        "GET", f"/v1/relay/subscriptions/{subscription_id}/messages", params=params
+        "GET", f"/v1/relay/subscriptions/{segment(subscription_id)}/messages", params=params
     )
     emit(page, as_json, _message_lines)
 
@@ -180,10 +180,12 @@ def replay(
     """
     client = make_client(registry, token)
     if message_id and not (subscription_id or since):
-        message = client.call("POST", f"/v1/relay/messages/{message_id}/replay")
+        message = client.call("POST", f"/v1/relay/messages/{segment(message_id)}/replay")
         emit(message, as_json, lambda m: click.echo(_message_line(m)))
     elif subscription_id and since and not message_id:
-        result = client.call("POST", f"/v1/relay/subscriptions/{subscription_id}/replay", json={"since": since})
+        result = client.call(
+            "POST", f"/v1/relay/subscriptions/{segment(subscription_id)}/replay", json={"since": since}
+        )
         emit(result, as_json, lambda r: click.echo(f"{r['replayed']} dead-lettered message(s) queued again"))
     else:
         raise CliError("give a MESSAGE_ID, or --subscription and --since (not both)", ExitCode.USAGE)
@@ -200,7 +202,7 @@ def rotate(subscription_id: str, registry: str, token: str | None, as_json: bool
 
     The token is shown once: give it to the agent. The old one keeps working for the grace
     period (AGENTDEX_RELAY_TOKEN_GRACE on the registry)."""
-    sub = make_client(registry, token).call("POST", f"/v1/relay/subscriptions/{subscription_id}/rotate")
+    sub = make_client(registry, token).call("POST", f"/v1/relay/subscriptions/{segment(subscription_id)}/rotate")
     emit(
         sub,
         as_json,
@@ -222,9 +224,9 @@ def delete(subscription_id: str, yes: bool, registry: str, token: str | None, as
     unless --yes is given."""
     client = make_client(registry, token)
     if not yes:
-        sub = client.call("GET", f"/v1/relay/subscriptions/{subscription_id}")
+        sub = client.call("GET", f"/v1/relay/subscriptions/{segment(subscription_id)}")
         question = f"Delete subscription {sub['id']} (agent {sub['agentId']} -> {sub['targetUrl']})?"
         if not click.confirm(question, default=False, err=True):
             raise CliError("not deleted", ExitCode.FAILED)
-    client.call("DELETE", f"/v1/relay/subscriptions/{subscription_id}")
+    client.call("DELETE", f"/v1/relay/subscriptions/{segment(subscription_id)}")
     emit({"deleted": subscription_id}, as_json, lambda d: click.echo(f"deleted {d['deleted']}"))

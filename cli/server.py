@@ -60,7 +60,7 @@ def db_upgrade(database: str | None) -> None:
     type=click.IntRange(0, 65535),
     help="Port to listen on (env AGENTDEX_PORT).",
 )
-@click.option("--threads", default=8, show_default=True, type=int, help="Request threads.")
+@click.option("--threads", default=8, show_default=True, type=click.IntRange(1), help="Request threads.")
 @click.option(
     "--jobs/--no-jobs",
     default=True,
@@ -126,6 +126,8 @@ def listen(host: str, port: int) -> socket.socket:
         )[0]
     except socket.gaierror as error:
         raise CliError(f"cannot listen on {host}:{port}: {error.strerror}; choose --host", ExitCode.USAGE) from None
+    except UnicodeError:  # a name the resolver cannot even encode (an empty or 64+ character label)
+        raise CliError(f"cannot listen on {host}:{port}: not a host name; choose --host", ExitCode.USAGE) from None
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart need not wait out TIME_WAIT
     try:

@@ -104,6 +104,13 @@ class InvalidUnicode(BadRequest):
     code = "invalid_unicode"
 
 
+class NulCharacter(BadRequest):
+    """A body string, member name, query value or path segment holds U+0000, which the registry
+    cannot store; `details.path` (body), `details.parameter` (query) or `details.segment` says where."""
+
+    code = "nul_character"
+
+
 class QueryOverLimit(BadRequest):
     """A query string value over the length limit, or too many values; `details.parameter` names it."""
 

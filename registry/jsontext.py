@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from signing import json_input
+from signing.errors import JsonInputError
 
 MAX_JSON_DEPTH = json_input.MAX_DEPTH
 
@@ -38,6 +39,34 @@ def canonical(value: Any) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # beyond 64 bits, a lone surrogate
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+class NulCharacterError(JsonInputError):
+    """A string or member name holds U+0000. JSON allows it, but PostgreSQL's text cannot hold it,
+    so the registry refuses it on the way in (on SQLite too: the same answer on both)."""
+
+
+def loads_input(data: bytes | str) -> Any:
+    """`loads`, for what comes from outside and may be stored (request bodies, fetched cards and
+    answers): also refuses U+0000 in any string or member name. Raises JsonInputError."""
+    value = loads(data)
+    text = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if b"\\u0000" in text:  # the only way JSON can write U+0000
+        _refuse_nul(value, ())
+    return value
+
+
+def _refuse_nul(value: Any, path: json_input.Path) -> None:
+    if isinstance(value, str) and "\x00" in value:
+        where = json_input.json_path(path)
+        raise NulCharacterError(f"the string at {where} holds a NUL character (U+0000), which is not accepted", where)
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            _refuse_nul(item, (*path, index))
+    elif isinstance(value, dict):
+        for name, member in value.items():
+            _refuse_nul(name, (*path, name))
+            _refuse_nul(member, (*path, name))
 
 
 def loads(data: bytes | str) -> Any:

@@ -17,6 +17,7 @@ from registry.errors import (
     InvalidRequest,
     InvalidUnicode,
     JsonTooDeep,
+    NulCharacter,
     QueryOverLimit,
     Unauthorized,
 )
@@ -39,9 +40,9 @@ def json_body() -> tuple[Any, bytes]:
 
 def parse_json(raw: bytes) -> Any:
     """A request body read with the strict reader. Raises InvalidJson, JsonTooDeep,
-    DuplicateMember or InvalidUnicode (all 400s), each with `details.path`."""
+    DuplicateMember, InvalidUnicode or NulCharacter (all 400s), each with `details.path`."""
     try:
-        return jsontext.loads(raw)
+        return jsontext.loads_input(raw)
     except JsonInputError as error:
         raise _refusal(error) from None
 
@@ -54,6 +55,8 @@ def _refusal(error: JsonInputError) -> BadRequest:
         return DuplicateMember(f"the body is refused: {error}", details | {"member": error.name[:200]})
     if isinstance(error, LoneSurrogateError):
         return InvalidUnicode(f"the body is refused: {error}", details)
+    if isinstance(error, jsontext.NulCharacterError):
+        return NulCharacter(f"the body is refused: {error}", details)
     return InvalidJson(f"the body is {error}", details)  # "not JSON: ..."
 
 
@@ -70,11 +73,35 @@ def refuse_unknown(names: Iterable[str], allowed: Iterable[str], where: str) -> 
         raise BadRequest(f"unknown {where} {unknown}; allowed: {sorted(allowed)}", {"unknown": unknown})
 
 
+def refuse_nul_in_url(endpoint: str | None, values: dict[str, Any] | None) -> None:
+    """Refuse U+0000 in a path segment or a query string: PostgreSQL's text cannot hold it, so it
+    names no row and matches nothing. Runs before the other URL preprocessors (the agent-id prefix
+    lookup). Raises NulCharacter naming the segment or parameter."""
+    for name, value in (values or {}).items():
+        if isinstance(value, str):
+            refuse_nul_in_segment(name, value)
+    for name, value in request.args.items(multi=True):
+        if "\x00" in name or "\x00" in value:
+            shown = _shown_parameter(name)
+            message = f"query parameter {shown!r} holds a NUL character (U+0000)"
+            raise NulCharacter(message, {"parameter": shown})
+
+
+def refuse_nul_in_segment(name: str, value: str) -> None:
+    """Raises NulCharacter when the path segment `<name>` holds U+0000 (see `refuse_nul_in_url`)."""
+    if "\x00" in value:
+        raise NulCharacter(f"the path segment <{name}> holds a NUL character (U+0000)", {"segment": name})
+
+
+def _shown_parameter(name: str) -> str:
+    return name if len(name) <= 40 else name[:40] + "…"
+
+
 def bound_query() -> None:
     """Refuse a query string with a value (or name) over MAX_QUERY_VALUE_CHARS characters, or more
     than MAX_QUERY_VALUES values. Raises QueryOverLimit naming the parameter."""
     for count, (name, value) in enumerate(request.args.items(multi=True), start=1):
-        shown = name if len(name) <= 40 else name[:40] + "…"
+        shown = _shown_parameter(name)
         if count > MAX_QUERY_VALUES:
             message = f"the query string has more than {MAX_QUERY_VALUES} values (the last one read: {shown!r})"
             raise QueryOverLimit(message, {"parameter": shown, "limit": MAX_QUERY_VALUES})
@@ -110,9 +137,10 @@ def query_time(name: str) -> dt.datetime | None:
         return None
     try:
         value = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
+        # In UTC here, not in the driver: 9999-12-31T23:59:59-14:00 is past the last UTC time there is.
+        return value.astimezone(dt.UTC) if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    except (ValueError, OverflowError):
         raise InvalidRequest(f"{name} must be an ISO 8601 time such as 2026-01-31T12:00:00Z") from None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def string_field(body: dict[str, Any], name: str, *, required: bool = False) -> str | None:

@@ -13,7 +13,8 @@ Refused, each as a `JsonInputError` whose `path` says where (`$.skills[0].name`)
   verifier and another to its users;
 - an unpaired UTF-16 surrogate (`"\\ud800"`) in a name or a string: not Unicode text (RFC 7493
   §2.1), and nothing downstream can store or print it;
-- NaN, Infinity, numbers beyond double range, and anything else that is not JSON.
+- NaN, Infinity, numbers beyond double range, integers of more than MAX_INTEGER_DIGITS (4,300)
+  digits, and anything else that is not JSON.
 
 Integers beyond 64 bits stay exact. UTF-8 is expected; UTF-16 and UTF-32 are read as `json`
 reads them, and a byte order mark is ignored (RFC 8259 §8.1).
@@ -26,6 +27,7 @@ import itertools
 import json
 import math
 import re
+import sys
 from typing import Any
 
 import orjson
@@ -46,6 +48,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")  # after decoding, a paired one is a 
 _SURROGATE_TEXT = "holds an unpaired UTF-16 surrogate (such as \\ud800), which is not Unicode text (RFC 7493 §2.1)"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SHOWN_NAME = 60
+# Python refuses to read longer integers from text (a ValueError that is not a JSONDecodeError);
+# the reader refuses them first, as not JSON it can read.
+MAX_INTEGER_DIGITS = sys.int_info.default_max_str_digits
 
 Path = tuple[str | int, ...]
 
@@ -159,10 +164,17 @@ def _finite(text: str) -> float:
     return value
 
 
+def _whole(text: str) -> int:
+    if len(text) - text.startswith("-") > MAX_INTEGER_DIGITS:
+        raise JsonSyntaxError(f"not JSON: the integer {text[:40]}… has more than {MAX_INTEGER_DIGITS} digits")
+    return int(text)
+
+
 def _read_checked(text: bytes, max_depth: int) -> Any:
     """`json`'s reading, every object's members kept, then checked with their paths."""
+    hooks: dict[str, Any] = {"parse_constant": _refuse_constant, "parse_float": _finite, "parse_int": _whole}
     try:
-        tree = json.loads(text, object_pairs_hook=_Members, parse_constant=_refuse_constant, parse_float=_finite)
+        tree = json.loads(text, object_pairs_hook=_Members, **hooks)
         return _checked(tree, ())
     except JsonInputError:
         raise
@@ -181,7 +193,7 @@ def _checked(value: Any, path: Path) -> Any:
     if kind is list:
         return [_checked(item, (*path, index)) for index, item in enumerate(value)]
     if kind is str and _SURROGATE.search(value):
-        raise LoneSurrogateError(f"the string at {_format(path)} {_SURROGATE_TEXT}", _format(path))
+        raise LoneSurrogateError(f"the string at {json_path(path)} {_SURROGATE_TEXT}", json_path(path))
     return value
 
 
@@ -190,17 +202,17 @@ def _checked_object(pairs: _Members, path: Path) -> dict[str, Any]:
     for name, member in pairs:
         where = (*path, name)
         if _SURROGATE.search(name):
-            raise LoneSurrogateError(f"the member name at {_format(where)} {_SURROGATE_TEXT}", _format(where))
+            raise LoneSurrogateError(f"the member name at {json_path(where)} {_SURROGATE_TEXT}", json_path(where))
         if name in members:
-            message = f"the member name {_shown(name)} appears more than once at {_format(where)}"
+            message = f"the member name {_shown(name)} appears more than once at {json_path(where)}"
             raise DuplicateMemberError(
-                f"{message}; the names in a JSON object must be unique (RFC 7493 §2.3)", _format(where), name
+                f"{message}; the names in a JSON object must be unique (RFC 7493 §2.3)", json_path(where), name
             )
         members[name] = _checked(member, where)
     return members
 
 
-def _format(path: Path) -> str:
+def json_path(path: Path) -> str:
     """`$.skills[0].name`; names that are not identifiers in brackets: `$["a b"]`."""
     parts = ["$"]
     for step in path:

@@ -7,7 +7,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 
 from registry.auth.api import requires
 from registry.auth.tokens import TokenService
-from registry.cursors import decode_cursor, encode_cursor
+from registry.cursors import decode_cursor, encode_cursor, parse_pk
 from registry.errors import NotFound
 from registry.request_input import current_actor, query_choice, query_int, refuse_unknown
 
@@ -39,7 +39,8 @@ def list_tokens() -> Response:
 @requires("admin")
 def revoke(token_id: str) -> Response:
     """Revoke for good (idempotent: a revoked token answers with the time it was first revoked)."""
-    if not token_id.isdigit():
+    pk = parse_pk(token_id)
+    if pk is None:
         raise NotFound(f"no token with id {token_id!r}: token ids are numbers (GET /v1/tokens lists them)")
-    info, _ = _tokens().revoke(int(token_id), current_actor())
+    info, _ = _tokens().revoke(pk, current_actor())
     return jsonify(info.to_dict())

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from registry.audit import AuditEntry
 from registry.auth.models import ApiToken, Principal
+from registry.cursors import parse_pk
 from registry.db.types import utcnow
 from registry.errors import AmbiguousId, InvalidRequest, NotFound, Unauthorized
 
@@ -183,8 +184,9 @@ class TokenService:
     def find(self, ref: str) -> TokenInfo:
         """The token that `ref` names: its id (all digits), or the name of the one token by that
         name that is not revoked (names need not be unique). Raises NotFound, AmbiguousId."""
-        if ref.isdigit():
-            found = self._infos(ApiToken.id == int(ref))
+        pk = parse_pk(ref)
+        if pk is not None or ref.isdigit():  # digits beyond any key name no token either
+            found = self._infos(ApiToken.id == pk) if pk is not None else []
             if not found:
                 raise NotFound(f"no token with id {ref}; {LISTING}")
             return found[0]

@@ -344,4 +344,7 @@ def _id_range(prefix: str) -> tuple[str, str | None]:
     if len(head) == 8 and all(c in "0123456789abcdef" for c in head):
         after = int(head, 16) + 1
         return head, f"{after:08x}" if after < 16**8 else None
-    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)  # an id of another shape: byte order
+    following = ord(prefix[-1]) + 1  # an id of another shape: byte order
+    if 0xD800 <= following <= 0xDFFF:
+        following = 0xE000  # surrogates are no text (no driver encodes one): the next character
+    return prefix, chr(following) if following <= 0x10FFFF else None  # after U+10FFFF, no bound

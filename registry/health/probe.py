@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -41,6 +42,9 @@ from registry.outbound import (
 from registry.outbound.response import parse_json
 
 MISMATCH_CODES = frozenset({-32601, -32600, -32009})
+# `Major.Minor` at the start of a card's protocolVersion, in ASCII digits: `isdigit` also takes
+# "²" (which `int` refuses) and "٣" (which no HTTP header can carry).
+_MAJOR_MINOR = re.compile(r"([0-9]+)(?:\.[0-9]+)?")
 MAX_INTERFACES = 4  # a card listing many endpoints must not turn a probe into a flood
 MAX_ANSWER_BYTES = 65_536
 _FAILURE_REASONS = (  # the first that matches: a TLS error is also a connection error
@@ -62,8 +66,8 @@ class ProbeTarget:
 
     @property
     def is_v1(self) -> bool:
-        major = (self.protocol_version or "0").split(".", 1)[0]
-        return major.isdigit() and int(major) >= 1
+        version = _MAJOR_MINOR.match(self.protocol_version or "")
+        return version is not None and int(version.group(1)) >= 1
 
     @property
     def method(self) -> str:
@@ -72,9 +76,8 @@ class ProbeTarget:
     @property
     def version_header(self) -> str | None:
         """`Major.Minor` only: patch versions MUST NOT be used in requests (v1.0 §3.6)."""
-        if not self.is_v1 or not self.protocol_version:
-            return None
-        return ".".join(self.protocol_version.split(".")[:2])
+        version = _MAJOR_MINOR.match(self.protocol_version or "")
+        return version.group() if version is not None and self.is_v1 else None
 
 
 @dataclasses.dataclass(frozen=True)

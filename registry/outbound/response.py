@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from urllib3 import BaseHTTPResponse, HTTPHeaderDict
 
+from registry import jsontext
 from registry.outbound.errors import OutboundInvalidJson, OutboundTooLarge
 from registry.outbound.target import Target
-from signing import JsonInputError, loads_json
+from signing import JsonInputError
 
 _READ_CHUNK = 65_536
 
@@ -34,9 +35,9 @@ class OutboundResponse:
 
 def parse_json(body: bytes, *, url: str | None = None) -> object:
     """Parse the body with the strict reader every JSON input goes through (no NaN, no repeated
-    member names, no lone surrogates, at most 64 levels deep). Raises OutboundInvalidJson."""
+    member names, no lone surrogates, at most 64 levels deep, no U+0000). Raises OutboundInvalidJson."""
     try:
-        return loads_json(body)
+        return jsontext.loads_input(body)
     except JsonInputError as error:
         raise OutboundInvalidJson(f"the body is not acceptable JSON: {error}", url=url) from None
 

@@ -14,6 +14,7 @@ from werkzeug.wrappers import Request, Response
 from registry import errors, jsontext
 from registry.relay.agent_jwt import bearer
 from registry.relay.ingress import Notification, RelayIngress
+from registry.request_input import refuse_nul_in_segment
 from registry.settings import Settings
 
 PREFIX = "/relay/"
@@ -66,6 +67,7 @@ class RelayIngressEndpoint:
         return response(environ, start_response)
 
     def _ingest(self, request: Request, sub_id: str, limit: int) -> Response:
+        refuse_nul_in_segment("sub_id", sub_id)  # as the Flask routes refuse it, before any look-up
         body = _notification_body(request, limit)
         authorization = request.headers.get("Authorization")
         tokens = tuple(t for t in [*map(request.headers.get, TOKEN_HEADERS), bearer(authorization)] if t)

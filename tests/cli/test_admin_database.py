@@ -63,6 +63,24 @@ def test_a_file_without_the_registry_tables_is_refused_and_left_alone(tmp_path: 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agentdex.db"]  # no schema, no secret
 
 
+@pytest.mark.parametrize(
+    ("database", "says"),
+    [
+        ("sqlite:///notes.txt", "is not a database"),  # a file that is something else
+        ("sqlite:///" + "x" * 300, "no database at"),  # a name too long for any file
+        ("sqlite:///a%00b", "no database at"),  # a NUL in the name
+        ("mysql://u@db.example/registry", "needs the database driver"),  # no driver installed
+    ],
+)
+def test_a_database_that_cannot_be_opened_is_one_line_and_json(tmp_path: Path, database: str, says: str) -> None:
+    (tmp_path / "notes.txt").write_text("not a database\n")
+    result = agentdex("tokens", "list", "--database", database, "--json", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+    assert says in json.loads(result.stdout)["error"]["message"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt"]
+
+
 def test_the_admin_commands_find_the_registry_database_from_anywhere_when_told(
     registry: tuple[Path, str], tmp_path: Path
 ) -> None:

@@ -118,3 +118,19 @@ def test_delete_asks_first_and_names_the_agent(registry_url, writer_token, weath
     assert deleted.exit_code == 0, deleted.output
     assert json.loads(deleted.stdout) == {"deleted": weather["id"]}  # the question went to stderr
     assert run("show", weather["id"], url=registry_url).exit_code == 1
+
+
+@pytest.mark.parametrize(
+    "typed", ["../../v1/tokens", "a/../../../v1/tokens", "abcdefgh?limit=1", "abcdefgh#y", "%2e%2e/%2e%2e/v1/tokens"]
+)
+def test_an_id_is_one_path_segment_never_another_url(registry_url, admin_token, typed):
+    for command in (["show", typed], ["versions", typed], ["health", typed], ["relay", "messages", typed]):
+        result = run(*command, "--json", url=registry_url, token=admin_token)
+        assert result.exit_code == 1, (command, result.output)
+        assert json.loads(result.stdout)["error"]["code"] == "not_found", (command, result.output)
+
+
+@pytest.mark.parametrize("typed", ["", ".", ".."])
+def test_an_id_that_cannot_be_a_path_segment_is_a_usage_error(registry_url, typed):
+    result = run("show", typed, "--json", url=registry_url)
+    assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "usage"

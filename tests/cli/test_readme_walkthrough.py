@@ -105,3 +105,27 @@ def test_every_command_of_the_walkthrough_runs_as_written(tmp_path: Path, agent:
     assert "created 1, failed 0" in out
     assert f"{AGENT_NAME}  " in out.split("created 1, failed 0", 1)[1]  # the imported card, found as unverifiable
     assert "new active EdDSA key" in out and "EdDSA  active" in out
+
+
+def quick_start() -> tuple[list[str], str]:
+    """The bash blocks of the README's "Quick start" section, and the section's text."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```bash\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL), section
+
+
+def test_the_quick_start_stops_the_server_before_the_tests_and_each_command_stands_alone() -> None:
+    (run, test), section = quick_start()
+    run_command, test_command = (
+        [line for line in block.splitlines() if line and not line.startswith("#")] for block in (run, test)
+    )
+    assert len(run_command) == 1 and run_command[0].endswith("agentdex serve")  # a foreground server...
+    between = section.split(run, 1)[1].split(test, 1)[0]
+    assert "Ctrl-C" in between and "before step 2" in between  # ...that the reader is told to stop first
+    # The second works on a fresh machine by itself: it makes and enters its virtualenv, as CI does.
+    assert len(test_command) == 1
+    steps = [step.strip() for step in test_command[0].split("&&")]
+    assert steps[:2] == ["python3 -m venv .venv", ". .venv/bin/activate"] and steps[-1] == "pytest"
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python3 -m venv .venv" in ci and "-e '.[test]'" in ci and "npm ci --prefix tests/interop/js" in ci
+    assert re.search(r"^pytest$", ci, flags=re.MULTILINE)

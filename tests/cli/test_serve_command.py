@@ -6,6 +6,8 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+import pytest
+
 from tests.support.agentdex_processes import AgentdexProcess, agentdex, free_port, serve, user_env
 
 
@@ -42,3 +44,20 @@ def test_options_win_over_the_environment(tmp_path: Path) -> None:
     env = user_env(AGENTDEX_PORT=str(free_port()))
     with AgentdexProcess("serve", "--no-jobs", "--port", str(port), cwd=tmp_path, env=env) as server:
         assert server.wait_until_answering(f"http://127.0.0.1:{port}"), server.output
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--host", "a" * 70], "not a host name"),  # a label the resolver cannot encode
+        (["--host", "a..b"], "not a host name"),
+        (["--threads", "0"], "--threads"),  # a server that would accept and never answer
+    ],
+)
+def test_an_address_or_thread_count_that_cannot_serve_is_one_line_and_starts_nothing(
+    tmp_path: Path, options: list[str], says: str
+) -> None:
+    result = agentdex("serve", "--no-jobs", "--port", "0", *options, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert says in result.stderr and "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []  # no database, no secret

@@ -67,3 +67,22 @@ def test_canonical_is_the_same_whatever_the_key_order(value):  # type: ignore[no
     reordered = json.loads(json.dumps(value), object_pairs_hook=lambda pairs: dict(reversed(pairs)))
     assert jsontext.canonical(reordered) == jsontext.canonical(value)
     assert json.loads(jsontext.canonical(value)) == json.loads(json.dumps(value))
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ('{"a": "x\\u0000"}', "$.a"),
+        ('[1, {"b": ["\\u0000"]}]', "$[1].b[0]"),
+        ('{"k\\u0000": 1}', '$["k\\u0000"]'),
+    ],
+)
+def test_input_with_a_nul_character_is_refused_with_its_path(text, path):
+    assert jsontext.loads(text) == json.loads(text)  # stored JSON is read back as it was
+    with pytest.raises(jsontext.NulCharacterError) as refused:
+        jsontext.loads_input(text.encode())
+    assert refused.value.path == path and path in str(refused.value)
+
+
+def test_an_escaped_backslash_before_u0000_is_no_nul_character():
+    assert jsontext.loads_input(b'{"a": "\\\\u0000"}') == {"a": "\\u0000"}

@@ -19,7 +19,7 @@ from signing import (
     LoneSurrogateError,
     loads_json,
 )
-from signing.json_input import has_long_digit_run
+from signing.json_input import MAX_INTEGER_DIGITS, has_long_digit_run
 from tests.signing.conftest import TESTDATA
 
 CARDS = sorted(path for path in (TESTDATA / "cards").glob("*.json") if path.name != "INDEX.json")
@@ -137,6 +137,13 @@ def test_what_is_not_json_is_a_syntax_error_saying_why(data: bytes, needle: str)
         loads_json(data)
 
 
+def test_integers_up_to_pythons_digit_limit_are_read_exactly_and_longer_ones_refused() -> None:
+    at_limit = "-" + "7" * MAX_INTEGER_DIGITS
+    assert loads_json(f"[{at_limit}]") == [int(at_limit)]
+    with pytest.raises(JsonSyntaxError, match=f"more than {MAX_INTEGER_DIGITS} digits"):
+        loads_json(b'{"a": ' + b"7" * (MAX_INTEGER_DIGITS + 1) + b"}")  # int() would raise a bare ValueError
+
+
 def test_errors_are_value_errors_as_json_errors_are() -> None:
     with pytest.raises(ValueError):
         loads_json(b'{"a": 1, "a": 1}')
@@ -250,3 +257,32 @@ def test_depths_orjson_reads_but_cannot_write_are_measured_too() -> None:
     assert loads_json(deepest, max_depth=200) == json.loads(deepest)
     with pytest.raises(ValueError, match="max_depth must be between 0 and 200"):
         loads_json(deepest, max_depth=201)
+
+
+# Any value `json` can write (no repeated names, no lone surrogates, finite numbers), nested well
+# within the limit, written in any of the ways `json` writes it.
+_ANY_SCALAR = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**60), max_value=10**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+    | _TEXT
+)
+_ANY_VALUE = st.recursive(
+    _ANY_SCALAR, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_NAMES | _TEXT, inner, max_size=4)
+)
+
+
+@given(
+    _ANY_VALUE,
+    st.booleans(),
+    st.sampled_from([None, 0, 2, "\t"]),
+    st.sampled_from([(",", ":"), (", ", ": "), (" ,", " : ")]),
+)
+def test_what_json_writes_is_read_as_json_reads_it(value: Any, ascii_only: bool, indent: Any, separators: Any) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only, indent=indent, separators=separators)
+    assert _depth(value) <= MAX_JSON_DEPTH
+    for data in (text, text.encode()):
+        read = loads_json(data)
+        assert json.dumps(read) == json.dumps(json.loads(text))  # types too: 1 and 1.0, -0.0 and 0.0

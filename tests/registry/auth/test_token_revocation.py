@@ -80,7 +80,7 @@ def test_tokens_page_with_a_cursor(client, admin, services):
     assert names == ["root", "t0", "t1", "t2"] and second["nextCursor"] is None
 
 
-@pytest.mark.parametrize("token_id", ["999", "alice"])
+@pytest.mark.parametrize("token_id", ["999", "alice", "9" * 40, "²", "１２"])
 def test_revoking_an_unknown_token_is_not_found(client, admin, token_id):
     response = client.delete(f"/v1/tokens/{token_id}", headers=admin)
     assert response.status_code == 404 and "GET /v1/tokens" in response.json["error"]["message"]
@@ -110,6 +110,12 @@ def test_a_token_is_found_by_id_or_by_a_name_only_one_live_token_has(services):
     assert first.token.startswith(services.tokens.find(str(ids[0])).prefix)
     with pytest.raises(NotFound):
         services.tokens.find("nobody")
+
+
+@pytest.mark.parametrize("ref", ["9" * 40, "²", "9223372036854775808"])
+def test_digits_that_can_be_no_token_id_are_not_found(services, ref):
+    with pytest.raises(NotFound):  # not the driver's OverflowError, not int()'s ValueError
+        services.tokens.find(ref)
 
 
 def test_every_token_route_is_in_the_openapi_document(app, client):

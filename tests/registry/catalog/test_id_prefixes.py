@@ -72,6 +72,13 @@ def test_an_unknown_prefix_or_id_is_not_found(client, agent_id):
         assert response.status_code == 404 and response.json["error"]["code"] == "not_found"
 
 
+@pytest.mark.parametrize("last", ["%ED%9F%BF", "%F4%8F%BF%BF", "%EF%BF%BF"])  # U+D7FF, U+10FFFF, U+FFFF
+def test_a_prefix_ending_where_no_character_follows_is_not_found(client, agent_id, last):
+    for route in ("", "/health", "/signatures"):
+        response = client.get(f"/v1/agents/abcdefg{last}{route}")  # its upper bound was a surrogate or no character
+        assert response.status_code == 404 and response.json["error"]["code"] == "not_found"
+
+
 def test_ids_of_the_last_hex_range_resolve(services, actor, client):
     ids = iter(["ffffffff-0000-4000-8000-000000000001"])
     fetcher = CardFetcher(services.http, max_card_bytes=services.settings.max_card_bytes)

@@ -18,6 +18,7 @@ from tests.support.a2a_agents import (
     rpc_error,
     slow,
 )
+from tests.support.cards import make_card
 
 PROBE_METHODS = {"GetTask", "tasks/get"}
 
@@ -205,3 +206,22 @@ def test_probe_targets_are_the_json_rpc_interfaces_without_repeats():
         ("https://a.example/old", "tasks/get", None),
         ("https://a.example/0", "GetTask", "1.0"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("version", "method", "header"),
+    [("²", "tasks/get", None), ("1.٣", "GetTask", "1"), ("٣.0", "tasks/get", None), ("2.1\r\nX: y", "GetTask", "2.1")],
+)
+def test_a_version_written_in_other_digits_is_probed_without_failing(version, method, header):
+    target = ProbeTarget("https://a.example/rpc", version)
+    assert (target.method, target.version_header) == (method, header)  # a header only ever of ASCII digits
+
+
+@pytest.mark.parametrize("version", ["².0", "1.٣"])
+def test_checking_an_agent_whose_version_has_other_digits_answers(client, auth, version):
+    card = make_card("Odd Digits", url="http://127.0.0.1:9/a2a")
+    card["supportedInterfaces"][0]["protocolVersion"] = version
+    created = client.post("/v1/agents", json={"card": card, "cardUrl": "https://odd.example/card.json"}, headers=auth)
+    assert created.status_code == 201, created.json
+    checked = client.post(f"/v1/agents/{created.json['id']}/check", headers=auth)
+    assert checked.status_code == 200, checked.get_data()[:300]  # was a 500 (int("²"), a header "1.٣")

@@ -73,7 +73,10 @@ def test_repeated_header_fields_are_joined(servers: Servers, make_client: Client
     assert response.headers.getlist("LINK") == ["<a>", "<b>"]
 
 
-@pytest.mark.parametrize("body", [b"<html>", b"", b'{"a": NaN}', b"\xff\xfe{", b"[" * 100_000])
+@pytest.mark.parametrize(
+    "body",
+    [b"<html>", b"", b'{"a": NaN}', b"\xff\xfe{", b"[" * 100_000, b'{"name": "a\\u0000"}', b"[" + b"1" * 5_000 + b"]"],
+)
 def test_invalid_json_is_a_typed_error(body: bytes, servers: Servers, make_client: ClientFactory) -> None:
     server = servers.start({"/": lambda exchange: exchange.reply(200, body)})
     response = make_client().get(server.url("/"))
