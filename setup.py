@@ -32,12 +32,15 @@ setup(
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1,<4"],
+        # `agentdex card sign --key pkcs11:...`: keys held in a PKCS#11 token or HSM.
+        "pkcs11": ["python-pkcs11>=0.10,<0.11"],
         "test": [
             "pytest>=8,<10",
             "hypothesis>=6.100,<7",
             "a2a-sdk[signing,http-server]>=1.1.4,<2",
             "uvicorn>=0.30",
             "psycopg[binary]>=3.1,<4",
+            "python-pkcs11>=0.10,<0.11",
             "gunicorn>=22",
             # The checkers .ci/run gates on are held to one minor series: a new ruff minor may
             # restyle `ruff format`, a new mypy minor may report new errors.

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.card import card
+from cli.ci_report import CI_FORMATS, FORMATS, Case, CheckedFile, Finding, Severity, chosen_format, render
 from cli.exits import CliError, ExitCode, exit_code_for, reports_errors
 from cli.files import STDIO, parse_json, read_bytes
+from cli.key_sources import SOURCES_HELP, load_private_key
 
 if TYPE_CHECKING:
     from signing import KeyResolver, VerificationResult
@@ -87,30 +89,34 @@ def canonicalize_command(card_file: str, form: str) -> None:
 
 @card.command("sign")
 @click.argument("card_file", metavar="CARD")
-@click.option("--key", "key_file", required=True, help="Private key: PEM (PKCS#8) or private JWK file.")
+@click.option("--key", "key_source", required=True, metavar="KEY", help=f"Private key: {SOURCES_HELP}.")
 @click.option("--kid", help="Key id for the header (default: the key's kid, else its RFC 7638 thumbprint).")
 @click.option("--jku", help="URL of the JWKS that publishes the public key (https).")
 @click.option("--out", "out", default=STDIO, show_default=True, help="Where to write the signed card.")
 @click.option("--password-env", metavar="VAR", help="Environment variable holding the key's password.")
+@click.option("--append", is_flag=True, help="Keep an existing signature with the same kid (default: replace it).")
 @reports_errors
 def sign_command(
-    card_file: str, key_file: str, kid: str | None, jku: str | None, out: str, password_env: str | None
+    card_file: str, key_source: str, kid: str | None, jku: str | None, out: str, password_env: str | None, append: bool
 ) -> None:
-    """Add a detached JWS to CARD's signatures (existing signatures are kept).
+    """Sign CARD with a detached JWS; a signature under the same kid is replaced, others are kept.
 
     The payload is the card's canonical form that the official SDKs verify (see `canonicalize`).
     Fields that form does not cover (unknown fields, 0.3 compatibility fields on a v1.0 card)
-    are listed on standard error.
+    are listed on standard error. Signing the same card with the same key again gives the same
+    bytes (EdDSA, RS256), so a pipeline can diff its output.
 
     \f
     Raises CliError: exit 1 when the card cannot be signed, 2 for an unreadable card or key.
     """
-    from signing import canonical_payload, load_signing_key, sign_card
+    from signing import canonical_payload, sign_card
 
-    with signing_errors():
-        key = load_signing_key(read_bytes(key_file, "key"), password_from(password_env))
+    if key_source == STDIO and card_file == STDIO:
+        raise CliError("the key and the card cannot both come from standard input", ExitCode.USAGE)
+    with signing_errors(), contextlib.ExitStack() as token_session:
+        key = load_private_key(key_source, password_from(password_env), token_session)
         document = _read_card(card_file)
-        signed = sign_card(document, key, kid=kid, jku=jku)
+        signed = sign_card(document, key, kid=kid, jku=jku, append=append)
         uncovered = canonical_payload(document).uncovered
     _write(out, (json.dumps(signed, indent=2, ensure_ascii=False) + "\n").encode())
     click.echo(f"signed with {key.algorithm.value} key {kid or key.kid}", err=True)
@@ -149,7 +155,15 @@ def _write(out: str, data: bytes) -> None:
     show_default=True,
     help="any: at least one valid signature; all: every signature valid.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the per-signature results as JSON.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="github: workflow annotations; junit: a JUnit XML report.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the per-signature results as JSON (--format json).")
 @click.option("--password-env", metavar="VAR", help="Password for encrypted private PEMs given as --key.")
 @click.option(
     "--unsafe-allow-http-loopback",
@@ -164,6 +178,7 @@ def verify_command(
     origins: tuple[str, ...],
     required_kids: tuple[str, ...],
     policy: str,
+    output_format: str,
     as_json: bool,
     password_env: str | None,
     unsafe_allow_http_loopback: bool,
@@ -173,27 +188,40 @@ def verify_command(
     Give the keys as files (--key), JWKS files or URLs (--jwks), or let a signature's jku be
     followed on origins you name (--allow-origin). Exit 0 when the policy holds, 1 when a
     signature is invalid or missing, 3 when no key could be resolved, 2 for usage errors.
+    --format github prints GitHub workflow annotations, --format junit a JUnit XML report (a
+    testcase per signature), for CI systems to show.
 
     \f
     Raises CliError (exit 1, 2 or 3, as above) when the card or a key cannot be read or fetched.
     """
     from signing import PolicyMode, VerificationPolicy, verify_card
 
+    output_format = chosen_format(output_format, as_json)
     with signing_errors():
-        resolver = _resolver(jwks, keys, origins, password_from(password_env), unsafe_allow_http_loopback)
+        resolver = verification_resolver(jwks, keys, origins, password_from(password_env), unsafe_allow_http_loopback)
         document = _read_card(card_file)
         result = verify_card(
             document, resolver, VerificationPolicy(mode=PolicyMode(policy), required_kids=frozenset(required_kids))
         )
-    click.echo(json.dumps(result.to_dict(), indent=2) if as_json else describe(result, card_file, policy))
+    if output_format in CI_FORMATS:
+        click.echo(render(checked_signatures(result, card_file, policy), output_format))
+    else:
+        click.echo(
+            json.dumps(result.to_dict(), indent=2) if output_format == "json" else describe(result, card_file, policy)
+        )
     if not (jwks or keys or origins) and not result.ok:
         click.echo("hint: no keys given; pass --key, --jwks or --allow-origin", err=True)
     sys.exit(int(verify_exit_code(result)))
 
 
-def _resolver(
+def verification_resolver(
     jwks: tuple[str, ...], keys: tuple[str, ...], origins: tuple[str, ...], password: bytes | None, unsafe: bool
 ) -> KeyResolver:
+    """The keys `verify` (and `publish`) trust: key and JWKS files, JWKS URLs, jku on `origins`.
+
+    Raises signing's KeyFormatError for an unusable key file, PolicyError for a refused URL,
+    and CliError (exit 2) for a file that cannot be read.
+    """
     from signing import ChainResolver, JwksUrlResolver, StaticKeyResolver, UnsafeHttpLoopback, load_verification_keys
 
     urls = [source for source in jwks if source.startswith(("https://", "http://"))]
@@ -231,3 +259,23 @@ def describe(result: VerificationResult, source: str, policy: str) -> str:
         if s.uncovered:
             lines.append(f"      not covered: {', '.join(s.uncovered)}")
     return "\n".join(lines)
+
+
+def checked_signatures(result: VerificationResult, source: str, policy: str) -> CheckedFile:
+    """The result for `cli.ci_report`: a case per signature (its outcome is the rule id), and one
+    for the policy. A signature that did not verify is an error when the policy fails, else a
+    warning (policy `any` holds with another signature)."""
+    from signing import Outcome
+
+    severity: Severity = "warning" if result.ok else "error"
+    cases = [
+        Case(
+            f"signature #{s.index} kid={s.kid}",
+            ()
+            if s.outcome is Outcome.VALID
+            else (Finding(severity, s.outcome.value, f"signature #{s.index} (kid {s.kid}): {s.detail}"),),
+        )
+        for s in result.signatures
+    ]
+    verdict = () if result.ok else (Finding("error", "policy", f"policy {policy} does not hold: {result.reason}"),)
+    return CheckedFile(source, (*cases, Case(f"policy {policy}", verdict)))

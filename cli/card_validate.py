@@ -2,6 +2,7 @@
 
 Exit codes (cli.exits): 0 the card is valid, 1 it is not, 2 usage (no such file, not JSON),
 4 the URL could not be fetched. URLs are discovered by the registry's own `CardFetcher`.
+`--format github|junit` prints the issues for a CI system (`cli.ci_report`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cli.card import card
+from cli.ci_report import CI_FORMATS, FORMATS, Case, CheckedFile, Finding, chosen_format, render
 from cli.exits import CliError, ExitCode, reports_errors
 from cli.files import STDIO, parse_json, read_bytes
 
@@ -22,9 +24,17 @@ if TYPE_CHECKING:
 
 @card.command("validate")
 @click.argument("source", metavar="FILE_OR_URL")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="github: workflow annotations; junit: a JUnit XML report.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (same as --format json).")
 @reports_errors
-def validate(source: str, as_json: bool) -> None:
+def validate(source: str, output_format: str, as_json: bool) -> None:
     """Check the Agent Card in FILE (`-` reads standard input) or at URL.
 
     \b
@@ -39,20 +49,39 @@ def validate(source: str, as_json: bool) -> None:
     card with 0.3 fields) and lists every problem with its place in the card, its rule and
     whether it is an error or a warning.
 
+    --format github prints one GitHub workflow annotation per issue, --format junit a JUnit XML
+    report (a testcase for the card, a failure per error), for CI systems to show.
+
     Exits 0 when the card is valid, 1 when it has errors, 2 when the file cannot be read or is
     not JSON, 4 when no card can be fetched from the URL.
 
     \f
-    Raises CliError: exit 2 for a missing or unreadable file or input that is not JSON, exit 4
-    for a URL that cannot be fetched.
+    Raises CliError: exit 2 for a missing or unreadable file or input that is not JSON, or for
+    --json with another --format; exit 4 for a URL that cannot be fetched.
     """
     from registry.validation import validate_card  # lazy: `agentdex --help` should not load jsonschema
 
+    output_format = chosen_format(output_format, as_json)
     raw = _read_source(source)
     report = validate_card(parse_json(raw, source), raw_size=len(raw))
-    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else describe_report(report, source))
+    click.echo(_formatted(report, source, output_format))
     if not report.valid:
         sys.exit(int(ExitCode.FAILED))
+
+
+def _formatted(report: ValidationReport, source: str, output_format: str) -> str:
+    if output_format in CI_FORMATS:
+        return render(checked_card(report, source), output_format)
+    return json.dumps(report.to_dict(), indent=2) if output_format == "json" else describe_report(report, source)
+
+
+def checked_card(report: ValidationReport, source: str) -> CheckedFile:
+    """The report as one case (the card) for `cli.ci_report`, each issue with its place in the card."""
+    findings = tuple(
+        Finding(issue.severity, issue.rule, f"{issue.path}: {issue.message}" if issue.path else issue.message)
+        for issue in report.issues
+    )
+    return CheckedFile(source, (Case("card", findings),))
 
 
 def _read_source(source: str) -> bytes:

@@ -136,7 +136,7 @@ def reports_errors(func: F) -> F:
             code = exit_code_for(error)
             if code is None:
                 raise
-            fail(error, code, as_json=bool(kwargs.get("as_json")))
+            fail(error, code, as_json=bool(kwargs.get("as_json")) or kwargs.get("output_format") == "json")
 
     return wrapper  # type: ignore[return-value]
 
@@ -172,4 +172,7 @@ def _usage_errors(ctx: click.Context) -> Iterator[None]:
 def _asks_for_json(args: Sequence[str]) -> bool:
     arguments = list(args)
     end = arguments.index("--") if "--" in arguments else len(arguments)  # after `--` it is a value
-    return JSON_FLAG in arguments[:end]
+    head = arguments[:end]
+    return JSON_FLAG in head or "--format=json" in head or any(
+        flag == "--format" and value == "json" for flag, value in zip(head, head[1:], strict=False)
+    )

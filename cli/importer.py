@@ -26,8 +26,9 @@ BOM = b"\xef\xbb\xbf"  # a file saved "with signature" starts with one; it canno
 def read_lines(path: Path, refuse: Callable[[int, dict[str, Any]], None]) -> Iterator[tuple[int, bytes]]:
     """Yield (line number, the line's JSON text), sent as written (no re-encoding). A line the
     registry would refuse with its whole batch (not JSON, nested too deeply, a member name
-    repeated in one object, an unpaired surrogate) goes to `refuse` with its reason instead, and
-    the lines after it are read on."""
+    repeated in one object, an unpaired surrogate, a NUL character) goes to `refuse` with its
+    reason instead, and the lines after it are read on."""
+    from registry.jsontext import refuse_nul
     from signing import MAX_JSON_DEPTH, JsonInputError, loads_json
 
     depth = MAX_JSON_DEPTH - 2  # a line goes into {"items": [...]}, two levels below the body's top
@@ -37,7 +38,7 @@ def read_lines(path: Path, refuse: Callable[[int, dict[str, Any]], None]) -> Ite
             if not line:
                 continue
             try:
-                loads_json(line, max_depth=depth)
+                refuse_nul(loads_json(line, max_depth=depth), line)
             except JsonInputError as error:
                 refuse(
                     number, {"code": "invalid_json", "message": f"not sent: {error}", "details": {"path": error.path}}

@@ -5,6 +5,7 @@ Exit codes (cli.exits): 0 ok, 2 usage (bad algorithm, unreadable or invalid key,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from typing import TYPE_CHECKING
@@ -13,7 +14,8 @@ import click
 
 from cli.card_signing import password_from, signing_errors, write_stdout
 from cli.exits import CliError, ExitCode, reports_errors
-from cli.files import STDIO, read_bytes
+from cli.files import STDIO
+from cli.key_sources import load_public_keys
 from cli.keys import keys
 
 if TYPE_CHECKING:
@@ -81,26 +83,28 @@ def _write(path: str, data: bytes, *, force: bool, secret: bool) -> None:
 
 
 @keys.command("jwks")
-@click.argument("key_files", metavar="KEY [KEY ...]", nargs=-1, required=True)
+@click.argument("key_sources", metavar="KEY [KEY ...]", nargs=-1, required=True)
 @click.option("--password-env", metavar="VAR", help="Password for encrypted private PEMs.")
 @reports_errors
-def jwks(key_files: tuple[str, ...], password_env: str | None) -> None:
-    """Print the public JWKS of KEY files (PEM, JWK or JWKS; private keys give their public half).
+def jwks(key_sources: tuple[str, ...], password_env: str | None) -> None:
+    """Print the public JWKS of each KEY (private keys give their public half).
 
-    Publish it where verifiers fetch it, or give it to `agentdex card verify --jwks`.
+    A KEY is a PEM, JWK or JWKS file; `-` (standard input); env:VAR (the key text in an
+    environment variable); or a pkcs11: URI (RFC 7512), whose public key is read from the token.
+    Publish the JWKS where verifiers fetch it, or give it to `agentdex card verify --jwks`.
 
     \f
-    Raises CliError (exit 2) when a file cannot be read as a key.
+    Raises CliError (exit 2) when a KEY cannot be read as a key.
     """
-    from signing import load_verification_keys, public_jwks
+    from signing import public_jwks
 
     password = password_from(password_env)
     collected: list[VerificationKey] = []
-    for path in key_files:
-        with signing_errors():
-            key_set = load_verification_keys(read_bytes(path, "key"), password)
+    for source in key_sources:
+        with signing_errors(), contextlib.ExitStack() as token_session:
+            key_set = load_public_keys(source, password, token_session)
         for rejected in key_set.rejected:
-            click.echo(f"warning: {path}: {rejected.reason}", err=True)
+            click.echo(f"warning: {source}: {rejected.reason}", err=True)
         collected.extend(key_set.keys)
     unique = {(key.kid, key.thumbprint): key for key in collected}  # a private and public file of one key
     click.echo(json.dumps(public_jwks(unique.values()), indent=2))

@@ -1,32 +1,97 @@
-"""Root of the `agentdex` command. Subcommands live in their own modules and import lazily."""
+"""Root of the `agentdex` command. Each subcommand's module is imported only when that command runs
+(or `--help` lists it): `agentdex card sign` in a release pipeline does not load the server, the
+HTTP client of the registry commands or the modules of twenty commands it does not run.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
+from typing import NamedTuple
+
 import click
 
-# card_signing, card_validate, keys_cmds and registry_keys are imported for what they attach:
-# `canonicalize`, `sign`, `verify` and `validate` to the `card` group; `generate`, `jwks`,
-# `rotate` and `list` to the `keys` group. (A plain `import cli.x` would bind the name `cli`,
-# which the root command below takes.)
-from cli import (  # noqa: F401
-    agent_versions,
-    card_signing,
-    card_validate,
-    catalog,
-    health,
-    keys_cmds,
-    registry_keys,
-    relay,
-    worker,
-)
-from cli.card import card
 from cli.exits import ReportingGroup
-from cli.keys import keys
-from cli.server import db, serve
-from cli.tokens import tokens
 
 
-@click.group(cls=ReportingGroup)  # with --json, click's own usage errors are JSON too
+class LazyCommand(NamedTuple):
+    """Where a command lives ("module:attribute"), and, for a group, the modules that attach its
+    subcommands to it when imported (`cli.card_signing` adds `sign` and `verify` to `card`)."""
+
+    target: str
+    attaching: tuple[str, ...] = ()
+
+    def load(self) -> click.Command:
+        for module in self.attaching:
+            importlib.import_module(module)
+        module_name, attribute = self.target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{self.target} is not a click command")
+        return command
+
+
+COMMANDS = {
+    "serve": LazyCommand("cli.server:serve"),
+    "db": LazyCommand("cli.server:db"),
+    "tokens": LazyCommand("cli.tokens:tokens"),
+    "register": LazyCommand("cli.catalog:register"),
+    "search": LazyCommand("cli.catalog:search"),
+    "show": LazyCommand("cli.catalog:show"),
+    "deprecate": LazyCommand("cli.catalog:deprecate"),
+    "undeprecate": LazyCommand("cli.catalog:undeprecate"),
+    "delete": LazyCommand("cli.catalog:delete"),
+    "import": LazyCommand("cli.catalog:import_"),
+    "tags": LazyCommand("cli.catalog:tags"),
+    "refresh": LazyCommand("cli.agent_versions:refresh"),
+    "versions": LazyCommand("cli.agent_versions:versions"),
+    "card": LazyCommand("cli.card:card", ("cli.card_signing", "cli.card_validate", "cli.card_publish")),
+    "keys": LazyCommand("cli.keys:keys", ("cli.keys_cmds", "cli.registry_keys")),
+    "worker": LazyCommand("cli.worker:worker"),
+    "health": LazyCommand("cli.health:health"),
+    "check": LazyCommand("cli.health:check"),
+    "relay": LazyCommand("cli.relay:relay"),
+}
+
+
+class LazyCommands(MutableMapping[str, click.Command]):
+    """A group's `commands` mapping that imports a command on first lookup.
+
+    click's docs make a lazy group by overriding `get_command` and `list_commands`; replacing the
+    mapping instead keeps `group.commands` whole for everything that reads it (shell completion,
+    tests walking the command tree), and listing names (`NoSuchCommand`'s suggestions) loads nothing.
+    """
+
+    def __init__(self, lazy: dict[str, LazyCommand]) -> None:
+        self._lazy = dict(lazy)
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            self._loaded[name] = self._lazy[name].load()  # KeyError for an unknown name, as a dict
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._lazy and name not in self._loaded:
+            raise KeyError(name)
+        self._lazy.pop(name, None)
+        self._loaded.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**dict.fromkeys(self._lazy), **dict.fromkeys(self._loaded)})
+
+    def __len__(self) -> int:
+        return len(self._lazy.keys() | self._loaded.keys())
+
+    def __contains__(self, name: object) -> bool:  # without loading the command
+        return name in self._lazy or name in self._loaded
+
+
+# with --json, click's own usage errors are JSON too (ReportingGroup)
+@click.group(cls=ReportingGroup, commands=LazyCommands(COMMANDS))
 @click.version_option(package_name="agentdex")
 def cli() -> None:
     """Agentdex: the registry and discovery service for A2A agents.
@@ -42,27 +107,3 @@ def cli() -> None:
       agentdex search --tag weather
       agentdex show 5b0c1d2e
     """
-
-
-for command in (
-    serve,
-    db,
-    tokens,
-    catalog.register,
-    catalog.search,
-    catalog.show,
-    catalog.deprecate,
-    catalog.undeprecate,
-    catalog.delete,
-    catalog.import_,
-    catalog.tags,
-    agent_versions.refresh,
-    agent_versions.versions,
-    card,
-    keys,
-    worker.worker,
-    health.health,
-    health.check,
-    relay.relay,
-):
-    cli.add_command(command)

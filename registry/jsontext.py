@@ -50,10 +50,16 @@ def loads_input(data: bytes | str) -> Any:
     """`loads`, for what comes from outside and may be stored (request bodies, fetched cards and
     answers): also refuses U+0000 in any string or member name. Raises JsonInputError."""
     value = loads(data)
+    refuse_nul(value, data)
+    return value
+
+
+def refuse_nul(value: Any, data: bytes | str) -> None:
+    """Raises NulCharacterError when `value`, read from the JSON text `data`, holds U+0000 in a
+    string or member name, naming the first such place."""
     text = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if b"\\u0000" in text:  # the only way JSON can write U+0000
         _refuse_nul(value, ())
-    return value
 
 
 def _refuse_nul(value: Any, path: json_input.Path) -> None:

@@ -28,6 +28,11 @@ class WeakKeyError(KeyFormatError):
     """The key is too weak for any algorithm the policy allows (e.g. RSA below 2048 bits)."""
 
 
+class TokenKeyError(KeyFormatError):
+    """A key in a PKCS#11 token (RFC 7512 URI) could not be reached or used: bad URI, module not
+    loadable, no such token or key, wrong PIN, or the token refused to sign."""
+
+
 class UnsupportedAlgorithmError(SigningError):
     """The algorithm is unknown, forbidden for cards (`none`, HMAC) or not allowed for this key."""
 

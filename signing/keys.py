@@ -8,7 +8,7 @@ thumbprints come from `joserfc`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from signing.algorithms import (
     MAX_RSA_BITS,
     MIN_RSA_BITS,
     Algorithm,
+    AlgorithmSpec,
     KeyType,
     Signer,
     Verifier,
@@ -66,7 +67,8 @@ class VerificationKey:
 
 @dataclass(frozen=True, eq=False)
 class SigningKey:
-    """A private key, the algorithm it signs with and the kid it signs under."""
+    """A private key, the algorithm it signs with and the kid it signs under. `private_key` is a
+    cryptography key, or the handle of a key held in a token (which never leaves it)."""
 
     private_key: Any
     key_type: KeyType
@@ -100,16 +102,34 @@ def signing_key(private_key: Any, *, kid: str | None = None, alg: str | None = N
     Raises KeyFormatError (unusable key type), WeakKeyError (RSA below 2048 bits) or
     UnsupportedAlgorithmError (`alg` not admitted by the key type).
     """
-    key_type = _require_key_type(private_key)
-    problem = _weakness(private_key, key_type)
+    _require_key_type(private_key)
+    return held_signing_key(
+        private_key, private_key.public_key(), lambda spec: make_signer(spec, private_key), kid=kid, alg=alg
+    )
+
+
+def held_signing_key(
+    handle: Any,
+    public_key: Any,
+    signer_for: Callable[[AlgorithmSpec], Signer],
+    *,
+    kid: str | None = None,
+    alg: str | None = None,
+) -> SigningKey:
+    """A signing key whose private half is held elsewhere (a PKCS#11 token): `handle` stands for
+    it, `public_key` (cryptography) decides the key type, algorithm and default kid (the RFC 7638
+    thumbprint), and `signer_for(spec)` returns the function that signs with it.
+
+    Raises KeyFormatError (unusable key type), WeakKeyError or UnsupportedAlgorithmError.
+    """
+    key_type = _require_key_type(public_key)
+    problem = _weakness(public_key, key_type)
     if problem:
         raise WeakKeyError(problem)
     algorithm = _admitted(parse_algorithm(alg), key_type) if alg else DEFAULT_ALGORITHM[key_type]
-    public_key = private_key.public_key()
     kid = kid or str(_jose_key(public_key).thumbprint())
     public = VerificationKey(public_key, key_type, kid, frozenset({algorithm}))
-    signer = make_signer(ALGORITHM_SPECS[algorithm], private_key)
-    return SigningKey(private_key, key_type, algorithm, kid, public, signer)
+    return SigningKey(handle, key_type, algorithm, kid, public, signer_for(ALGORITHM_SPECS[algorithm]))
 
 
 def generate_key(alg: Algorithm | str = Algorithm.EDDSA, *, kid: str | None = None) -> SigningKey:
@@ -140,7 +160,12 @@ def public_jwk(key: VerificationKey | SigningKey) -> dict[str, str]:
 
 
 def private_jwk(key: SigningKey) -> dict[str, str]:
-    """The private JWK of a signing key, with its `kid`, `alg` and `use`. Keep it secret."""
+    """The private JWK of a signing key, with its `kid`, `alg` and `use`. Keep it secret.
+
+    Raises KeyFormatError for a key held in a token, whose private half cannot leave it.
+    """
+    if key_type_of(key.private_key) is None:
+        raise KeyFormatError(f"key {key.kid} is held in a token; its private half cannot be exported")
     members = {k: str(v) for k, v in _jose_key(key.private_key).as_dict(private=True).items()}
     members.update(kid=key.kid, alg=key.algorithm.value, use="sig")
     return members

@@ -33,6 +33,7 @@ def write_lines(tmp_path: Path) -> Path:
         '{"card": {"name": "Impostor", ' + line("dup")[len('{"card": {') :],  # a second "name" first
         line("surrogate").replace('"surrogate skill 0"', '"\\ud800"'),
         '{"card": ' + "[" * 70 + "]" * 70 + "}",  # too deep
+        line("nul").replace('"nul skill 0"', '"a\\u0000b"'),  # a NUL character, which no batch may hold
         line("good2"),
     ]
     path = tmp_path / "cards.jsonl"
@@ -45,9 +46,9 @@ def test_each_refused_line_is_reported_and_the_rest_imported(
 ) -> None:
     result = run("import", str(write_lines(tmp_path)), "--batch", "2", token=writer_token, url=registry_url)
     assert result.exit_code == 1, result.output
-    assert "created 2, failed 5" in result.output
+    assert "created 2, failed 6" in result.output
     reported = {text.split(":", 1)[0]: text for text in result.output.splitlines() if text.startswith("line ")}
-    assert set(reported) == {"line 2", "line 3", "line 4", "line 5", "line 6"}
+    assert set(reported) == {"line 2", "line 3", "line 4", "line 5", "line 6", "line 7"}
     assert (
         "the Agent Card has" in reported["line 2"] and "— the card: cannot tell which A2A version" in reported["line 2"]
     )
@@ -55,6 +56,7 @@ def test_each_refused_line_is_reported_and_the_rest_imported(
     assert 'the member name "name" appears more than once at $.card.name' in reported["line 4"]
     assert "$.card.skills[0].name" in reported["line 5"] and "surrogate" in reported["line 5"]
     assert "more than 62 levels deep" in reported["line 6"]
+    assert "$.card.skills[0].name" in reported["line 7"] and "NUL character" in reported["line 7"]
     found = json.loads(run("search", "--tag", "lines", "--json", token=writer_token, url=registry_url).output)
     assert sorted(agent["name"] for agent in found["items"]) == ["good1", "good2"]
 
@@ -63,8 +65,8 @@ def test_json_output_lists_every_refused_line(registry_url: str, writer_token: s
     result = run("import", str(write_lines(tmp_path)), "--json", token=writer_token, url=registry_url)
     assert result.exit_code == 1
     summary, _ = json.JSONDecoder().raw_decode(result.stdout)  # then the error, as JSON too
-    assert (summary["created"], summary["failed"]) == (2, 5)
-    assert [failure["line"] for failure in summary["errors"]] == [2, 3, 4, 5, 6]
+    assert (summary["created"], summary["failed"]) == (2, 6)
+    assert [failure["line"] for failure in summary["errors"]] == [2, 3, 4, 5, 6, 7]
     assert summary["errors"][2]["error"]["details"] == {"path": "$.card.name"}
 
 

@@ -80,6 +80,14 @@ def test_an_offline_command_that_cannot_read_its_input(tmp_path: Path) -> None:
     assert error["code"] == "usage" and "missing" in error["message"]
 
 
+@pytest.mark.parametrize("asked", [["--format", "json"], ["--format=json"]])
+def test_format_json_is_asked_for_json_too(tmp_path: Path, asked: list[str]) -> None:
+    error = failure(agentdex("card", "validate", "missing.json", *asked, cwd=tmp_path), 2)
+    assert error["code"] == "usage" and "missing.json" in error["message"]
+    error = failure(agentdex("card", "validate", *asked, cwd=tmp_path), 2)  # click's own usage error
+    assert error["code"] == "usage"
+
+
 def test_without_json_a_failure_is_one_line_on_stderr_only(tmp_path: Path) -> None:
     result = agentdex("search", "--registry", f"http://127.0.0.1:{free_port()}", cwd=tmp_path)
     assert result.returncode == 4 and result.stdout == ""

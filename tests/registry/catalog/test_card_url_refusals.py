@@ -13,7 +13,7 @@ from registry.schema import Agent, AgentCard
 from tests.support.cards import make_card
 
 BAD_URLS = {
-    "nul": ("https://agent.example.com/\x00card.json", "control character"),
+    "control": ("https://agent.example.com/\x01card.json", "control character"),
     "newline": ("https://agent.example.com/card.json\n", "control character"),
     "space": ("https://agent.example.com/my card.json", "space"),
     "tab": ("https://agent.example.com/\tcard.json", "control character"),
@@ -48,7 +48,7 @@ def test_an_upload_with_a_bad_card_url_is_400_and_stores_nothing(client, auth, c
     assert _stored(services) == (0, 0)
 
 
-@pytest.mark.parametrize("name", ["nul", "userinfo", "placeholder"])
+@pytest.mark.parametrize("name", ["control", "userinfo", "placeholder"])
 def test_registering_a_bad_url_is_400_before_anything_is_fetched(client, auth, card_server, card, services, name):
     card_server.serve_json("/.well-known/agent-card.json", card)
     url, expected = BAD_URLS[name]
@@ -72,7 +72,7 @@ def test_credentials_are_refused_not_dropped(client, auth, card, services):
 def test_import_items_with_bad_card_urls_fail_alone(client, auth, services):
     items = [
         {"card": make_card("Good"), "cardUrl": "https://good.example.com/card.json"},
-        {"card": make_card("Nul"), "cardUrl": "https://nul.example.com/\x00card.json"},
+        {"card": make_card("Control"), "cardUrl": "https://control.example.com/\x01card.json"},
         {"card": make_card("Creds"), "cardUrl": "https://u:p@creds.example.com/card.json"},
     ]
     response = client.post("/v1/agents/import", json={"items": items}, headers=auth)
@@ -81,6 +81,26 @@ def test_import_items_with_bad_card_urls_fail_alone(client, auth, services):
     codes = {r["index"]: r["error"]["code"] for r in response.json["results"] if r["error"]}
     assert codes == {1: "invalid_url", 2: "invalid_url"}
     assert _stored(services) == (1, 1)
+
+
+def test_a_nul_in_a_card_url_refuses_the_body_naming_it(client, auth, card, card_server, services):
+    # U+0000 is refused wherever it is in a body (PostgreSQL's text cannot hold it), before any
+    # field is read: the whole body, an import's included, as for an unpaired surrogate.
+    nul = "https://agent.example.com/\x00card.json"
+    bodies = {
+        "/v1/agents": [
+            ({"card": card, "cardUrl": nul}, "$.cardUrl"),
+            ({"url": card_server.base_url + "/\x00"}, "$.url"),
+        ],
+        "/v1/agents/import": [({"items": [{"card": card, "cardUrl": nul}]}, "$.items[0].cardUrl")],
+    }
+    for url, cases in bodies.items():
+        for body, path in cases:
+            response = client.post(url, json=body, headers=auth)
+            assert response.status_code == 400, response.json
+            assert response.json["error"]["code"] == "nul_character"
+            assert response.json["error"]["details"]["path"] == path and path in response.json["error"]["message"]
+    assert card_server.requests == [] and _stored(services) == (0, 0)
 
 
 def test_the_cli_register_reports_the_refusal(registry_url, writer_token, card_server, services):
