@@ -173,6 +173,8 @@ def _asks_for_json(args: Sequence[str]) -> bool:
     arguments = list(args)
     end = arguments.index("--") if "--" in arguments else len(arguments)  # after `--` it is a value
     head = arguments[:end]
-    return JSON_FLAG in head or "--format=json" in head or any(
-        flag == "--format" and value == "json" for flag, value in zip(head, head[1:], strict=False)
+    return (
+        JSON_FLAG in head
+        or "--format=json" in head
+        or any(flag == "--format" and value == "json" for flag, value in zip(head, head[1:], strict=False))
     )
