@@ -42,6 +42,10 @@ setup(
             "psycopg[binary]>=3.1,<4",
             "python-pkcs11>=0.10,<0.11",
             "gunicorn>=22",
+            # tests/cli/test_precommit_hook.py and test_action.py: the hook run by pre-commit itself,
+            # the action's steps read from action.yml.
+            "pre-commit>=4,<5",
+            "pyyaml>=6,<7",
             # The checkers .ci/run gates on are held to one minor series: a new ruff minor may
             # restyle `ruff format`, a new mypy minor may report new errors.
             "ruff>=0.17,<0.18",

@@ -3,6 +3,7 @@ same realistic v1.0 cards (2–8 KB, 1–20 skills), for Ed25519 and ES256.
 
     python bench/signing.py                       # 40 cards, 5 interleaved rounds
     python bench/signing.py --cards 100 --rounds 9
+    python bench/signing.py --cli-runs 0          # without the command start-up rows
 
 Rows: verify (Agentdex `verify_card` on the card as parsed JSON; the SDK's
 `create_signature_verifier` on an `AgentCard` it already holds, and, for reference, with the
@@ -11,6 +12,9 @@ canonicalisation alone (Agentdex SDK form vs the SDK's canonicaliser vs `rfc8785
 raw dict, the floor for any RFC 8785 encoder). Keys are parsed once on both sides. Rounds are
 interleaved (ours, theirs, ours, ...) so background load hits both alike; the rate is the
 median round's, p50/p99 are over every call.
+
+Then the start-up rows of `bench/cli_start.py`: wall time from process start of `agentdex card
+sign` (4 KB card), `card verify`, `card validate` and `keys jwks`, as a release pipeline runs them.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ from a2a.utils.signing import _canonicalize_agent_card, create_agent_card_signer
 from google.protobuf.json_format import ParseDict  # noqa: E402
 from jwt.api_jwk import PyJWK  # noqa: E402
 
-from bench.common import percentile  # noqa: E402
+from bench import cli_start  # noqa: E402
+from bench.common import Table, percentile  # noqa: E402
 from signing import (  # noqa: E402
     SigningKey,
     StaticKeyResolver,
@@ -207,6 +212,7 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--cli-runs", type=int, default=20, help="runs of each command for the start-up rows")
     args = parser.parse_args()
     logging.getLogger("a2a").setLevel(logging.ERROR)
     cards = make_cards(args.cards, args.seed)
@@ -231,12 +237,20 @@ def main() -> None:
         },
         len(cards),
     )
-    command = f"python bench/signing.py --cards {args.cards} --rounds {args.rounds} --seed {args.seed}"
+    command = (
+        f"python bench/signing.py --cards {args.cards} --rounds {args.rounds} --seed {args.seed} "
+        f"--cli-runs {args.cli_runs}"
+    )
     bench.print(
         command,
         "rate = median round; 'vs SDK' = rate / the first a2a-sdk row of the group "
         "(for canonicalize, the SDK's canonicaliser; rfc8785 on the raw dict is the floor).",
     )
+    if args.cli_runs:
+        print("\ncommand start-up, wall time from process start to exit (ms):", flush=True)
+        table = Table()
+        cli_start.measure(table, args.cli_runs)
+        table.print(command)
 
 
 if __name__ == "__main__":
