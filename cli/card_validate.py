@@ -1,15 +1,19 @@
-"""`agentdex card validate FILE_OR_URL`: judge an Agent Card offline with the registry's own validator.
+"""`agentdex card validate FILE_OR_URL...`: judge Agent Cards offline with the registry's own validator.
 
-Exit codes (cli.exits): 0 the card is valid, 1 it is not, 2 usage (no such file, not JSON),
-4 the URL could not be fetched. URLs are discovered by the registry's own `CardFetcher`.
-`--format github|junit` prints the issues for a CI system (`cli.ci_report`).
+Every source is judged, also when one before it cannot be read (a pre-commit hook passes all the
+cards a commit touches in one call). Exit codes (cli.exits): 0 every card is valid, 1 one is not,
+2 usage (no such file, not JSON), 4 a URL could not be fetched; the worst of them wins, in the order
+2, 4, 1. URLs are discovered by the registry's own `CardFetcher`. `--format github|junit` prints
+the issues for a CI system (`cli.ci_report`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,9 +25,23 @@ from cli.files import STDIO, parse_json, read_bytes
 if TYPE_CHECKING:
     from registry.validation import ValidationReport
 
+# Which failure decides the exit code when several sources fail in different ways.
+_EXIT_PRECEDENCE = (ExitCode.USAGE, ExitCode.UNREACHABLE, ExitCode.UNRESOLVED, ExitCode.FAILED)
+# The rule id a source that could not be judged is reported under (GitHub title, JUnit type).
+_FAILURE_RULES = {ExitCode.USAGE: "unreadable", ExitCode.UNREACHABLE: "unreachable"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Judged:
+    """One source's outcome: the validator's report, or the failure that kept it from being judged."""
+
+    source: str
+    report: ValidationReport | None = None
+    failure: CliError | None = None
+
 
 @card.command("validate")
-@click.argument("source", metavar="FILE_OR_URL")
+@click.argument("sources", metavar="FILE_OR_URL...", nargs=-1, required=True)
 @click.option(
     "--format",
     "output_format",
@@ -34,8 +52,12 @@ if TYPE_CHECKING:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (same as --format json).")
 @reports_errors
-def validate(source: str, output_format: str, as_json: bool) -> None:
-    """Check the Agent Card in FILE (`-` reads standard input) or at URL.
+def validate(sources: tuple[str, ...], output_format: str, as_json: bool) -> None:
+    """Check the Agent Card in each FILE (`-` reads standard input) or at each URL.
+
+    \b
+    Several cards are checked in one call, e.g. by a pre-commit hook:
+      agentdex card validate agent-card.json agents/*.agent-card.json
 
     \b
     A URL is looked up the way the registry discovers cards: a URL ending in
@@ -45,34 +67,98 @@ def validate(source: str, output_format: str, as_json: bool) -> None:
       /.well-known/agent.json  (agents before A2A 0.3)
       /agentCard               (agents that serve their card there; tried last)
 
-    The report names the protocol version the card is judged by (0.1, 0.2, 0.3, 1.0, or a 1.0
+    The report names the protocol version each card is judged by (0.1, 0.2, 0.3, 1.0, or a 1.0
     card with 0.3 fields) and lists every problem with its place in the card, its rule and
-    whether it is an error or a warning.
+    whether it is an error or a warning. A file that cannot be read is named on standard error
+    and the other cards are still checked.
 
-    --format github prints one GitHub workflow annotation per issue, --format junit a JUnit XML
-    report (a testcase for the card, a failure per error), for CI systems to show.
+    --json prints the report of one card, or for several a list of {"source", "report"} (or
+    {"source", "error"} for one that could not be read). --format github prints one GitHub
+    workflow annotation per issue, --format junit one JUnit XML report with a testsuite per
+    card, for CI systems to show.
 
-    Exits 0 when the card is valid, 1 when it has errors, 2 when the file cannot be read or is
-    not JSON, 4 when no card can be fetched from the URL.
+    Exits 0 when every card is valid, 1 when one has errors, 2 when a file cannot be read or is
+    not JSON, 4 when no card can be fetched from a URL (2 before 4 before 1 when several apply).
 
     \f
-    Raises CliError: exit 2 for a missing or unreadable file or input that is not JSON, or for
-    --json with another --format; exit 4 for a URL that cannot be fetched.
+    Raises CliError: exit 2 for --json with another --format, and, with a single source, for a
+    missing or unreadable file or input that is not JSON; exit 4 for a single URL that cannot be
+    fetched. With several sources these are reported per source and decide the exit code.
     """
+    output_format = chosen_format(output_format, as_json)
+    judged = [_judge(source) for source in sources]
+    if len(judged) == 1 and judged[0].failure is not None:
+        raise judged[0].failure  # one source: its failure is the command's, as before several were taken
+    for outcome in judged:
+        if outcome.failure is not None:
+            click.echo(f"error: {outcome.failure}", err=True)
+    click.echo(_formatted(judged, output_format))
+    sys.exit(int(exit_code(judged)))
+
+
+def _judge(source: str) -> Judged:
     from registry.validation import validate_card  # lazy: `agentdex --help` should not load jsonschema
 
-    output_format = chosen_format(output_format, as_json)
-    raw = _read_source(source)
-    report = validate_card(parse_json(raw, source), raw_size=len(raw))
-    click.echo(_formatted(report, source, output_format))
-    if not report.valid:
-        sys.exit(int(ExitCode.FAILED))
+    try:
+        raw = _read_source(source)
+        return Judged(source, report=validate_card(parse_json(raw, source), raw_size=len(raw)))
+    except CliError as error:
+        return Judged(source, failure=error)
 
 
-def _formatted(report: ValidationReport, source: str, output_format: str) -> str:
+def exit_code(judged: Sequence[Judged]) -> ExitCode:
+    """The exit code for all the sources: the gravest failure (2, then 4), else 1 for an invalid card."""
+    codes = {outcome.failure.exit_code for outcome in judged if outcome.failure is not None}
+    if any(outcome.report is not None and not outcome.report.valid for outcome in judged):
+        codes.add(ExitCode.FAILED)
+    return next((code for code in _EXIT_PRECEDENCE if code in codes), ExitCode.OK)
+
+
+def _formatted(judged: Sequence[Judged], output_format: str) -> str:
     if output_format in CI_FORMATS:
-        return render(checked_card(report, source), output_format)
-    return json.dumps(report.to_dict(), indent=2) if output_format == "json" else describe_report(report, source)
+        return _ci_report([_checked(outcome) for outcome in judged], output_format)
+    if output_format == "json":
+        return json.dumps(_as_json(judged), indent=2)
+    return "\n".join(describe_report(o.report, o.source) for o in judged if o.report is not None)
+
+
+def _as_json(judged: Sequence[Judged]) -> Any:
+    # One source keeps the shape `card validate --json` has always printed: the report itself.
+    if len(judged) == 1 and judged[0].report is not None:
+        return judged[0].report.to_dict()
+    return [
+        {"source": o.source, "report": o.report.to_dict()}
+        if o.report is not None
+        else {
+            "source": o.source,
+            "error": {"code": o.failure.code if o.failure else "failed", "message": str(o.failure)},
+        }
+        for o in judged
+    ]
+
+
+def _checked(outcome: Judged) -> CheckedFile:
+    if outcome.report is not None:
+        return checked_card(outcome.report, outcome.source)
+    failure = outcome.failure
+    rule = _FAILURE_RULES.get(failure.exit_code, failure.code) if failure else "failed"
+    return CheckedFile(outcome.source, (Case("card", (Finding("error", rule, str(failure)),)),))
+
+
+def _ci_report(checked: Sequence[CheckedFile], output_format: str) -> str:
+    """All the files in one CI report: their annotations in turn, or one JUnit report with a
+    testsuite per file. `cli.ci_report` renders one file; its JUnit reports are joined here."""
+    if output_format != "junit" or len(checked) == 1:
+        return "\n".join(report for report in (render(c, output_format) for c in checked) if report)
+    import xml.etree.ElementTree as ET  # noqa: N817 (only the JUnit format needs it)
+
+    root = ET.Element("testsuites")
+    for one in checked:
+        root.extend(ET.fromstring(render(one, output_format)))
+    for count in ("tests", "failures", "errors"):
+        root.set(count, str(sum(int(suite.get(count, "0")) for suite in root)))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)
 
 
 def checked_card(report: ValidationReport, source: str) -> CheckedFile:

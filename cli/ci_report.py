@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import xml.etree.ElementTree as ET
 from typing import Literal
 
 from cli.exits import CliError, ExitCode
@@ -99,6 +98,8 @@ def _escape_property(value: str) -> str:
 def junit_report(checked: CheckedFile) -> str:
     """A JUnit XML report: one testsuite for the file, one testcase per case, a `failure` per error
     (`type` the rule id, `message` the message); warnings go to the case's `system-out`."""
+    import xml.etree.ElementTree as ET  # noqa: N817 (only the JUnit format needs it)
+
     name = "standard input" if checked.path == STDIO else checked.path
     failing = sum(1 for case in checked.cases if case.errors)
     counts = {"tests": str(len(checked.cases)), "failures": str(failing), "errors": "0"}

@@ -16,8 +16,6 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Protocol
 
-import requests
-
 from signing.errors import JwksFetchError, PolicyError, UnsafeUrlError
 
 MAX_JWKS_BYTES = 256 * 1024
@@ -56,6 +54,8 @@ class RequestsJwksFetcher:
 
     def __call__(self, url: str) -> bytes:
         """The body of `url`. Raises JwksFetchError (network error, non-200, oversized body)."""
+        import requests  # here, not at the top: offline commands that never fetch start faster
+
         headers = {"Accept": "application/jwk-set+json, application/json", "User-Agent": self.user_agent}
         try:
             with requests.get(

@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from joserfc import jwk as jose_jwk
-
 from signing.algorithms import (
     ALGORITHM_SPECS,
     ALGORITHMS_BY_KEY_TYPE,
@@ -201,6 +199,8 @@ def _import_jose(jwk: Mapping[str, Any]) -> Any:
         raise KeyFormatError("symmetric (kty 'oct') keys are never accepted for Agent Cards")
     if kty not in ("OKP", "EC", "RSA"):
         raise KeyFormatError(f"unsupported JWK kty {kty!r}; expected OKP, EC or RSA")
+    from joserfc import jwk as jose_jwk  # here: signing with a PEM key never needs joserfc
+
     try:
         return jose_jwk.import_key(dict(jwk), kty)
     except Exception as error:  # joserfc raises ValueError, TypeError, binascii.Error, its own...
@@ -208,6 +208,8 @@ def _import_jose(jwk: Mapping[str, Any]) -> Any:
 
 
 def _jose_key(crypto_key: Any) -> Any:
+    from joserfc import jwk as jose_jwk
+
     key_type = key_type_of(crypto_key)
     if key_type is KeyType.ED25519:
         return jose_jwk.OKPKey.import_key(crypto_key)
