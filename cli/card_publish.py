@@ -15,6 +15,7 @@ or the registry could not resolve a signature's key (and nothing else disagreed)
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,9 @@ CONFLICT = "conflict"  # the registry's error code for a card URL that is alread
 @click.option("--url", "card_url", metavar="CARD_URL", help="Register the card for this card URL (or replace it).")
 @click.option("--jwks-url", help="The agent's own JWKS URL, for the registry to verify its signatures with.")
 @click.option("--jwks", "jwks", multiple=True, metavar="FILE_OR_URL", help="Trusted JWKS here (file, or https URL).")
-@click.option("--key", "keys", multiple=True, metavar="PUBLIC_KEY", help="Trusted key here: PEM, JWK or JWKS file.")
+@click.option(
+    "--key", "keys", multiple=True, metavar="PUBLIC_KEY", help="Trusted key here: PEM, JWK or JWKS file, or env:VAR."
+)
 @click.option("--allow-origin", "origins", multiple=True, metavar="ORIGIN", help="Follow a jku on this https origin.")
 @click.option("--unsafe-allow-http-loopback", is_flag=True, help="UNSAFE, for tests: plain-http JWKS on loopback.")
 @registry_option
@@ -98,8 +101,8 @@ def _verified_here(
     document = parse_json(raw, card_file)
     if not isinstance(document, dict):
         raise CliError(f"{card_file}: an Agent Card must be a JSON object", ExitCode.FAILED)
-    with signing_errors():
-        result = verify_card(document, verification_resolver(jwks, keys, origins, None, unsafe))
+    with signing_errors(), contextlib.ExitStack() as token_session:
+        result = verify_card(document, verification_resolver(jwks, keys, origins, None, unsafe, token_session))
     if not result.ok:
         hint = "" if jwks or keys or origins else "; pass --key, --jwks or --allow-origin"
         raise CliError(

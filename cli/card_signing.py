@@ -22,7 +22,7 @@ from cli.card import card
 from cli.ci_report import CI_FORMATS, FORMATS, Case, CheckedFile, Finding, Severity, chosen_format, render
 from cli.exits import CliError, ExitCode, exit_code_for, reports_errors
 from cli.files import STDIO, parse_json, read_bytes
-from cli.key_sources import SOURCES_HELP, load_private_key
+from cli.key_sources import SOURCES_HELP, load_private_key, load_public_keys
 
 if TYPE_CHECKING:
     from signing import KeyResolver, VerificationResult
@@ -137,7 +137,13 @@ def _write(out: str, data: bytes) -> None:
 @card.command("verify")
 @click.argument("card_file", metavar="CARD")
 @click.option("--jwks", "jwks", multiple=True, metavar="FILE_OR_URL", help="Trusted JWKS (file, or https URL).")
-@click.option("--key", "keys", multiple=True, metavar="PUBLIC_KEY", help="Trusted key: PEM, JWK or JWKS file.")
+@click.option(
+    "--key",
+    "keys",
+    multiple=True,
+    metavar="KEY",
+    help="Trusted key (its public half): a PEM, JWK or JWKS file; `-`; env:VAR; or a pkcs11: URI.",
+)
 @click.option(
     "--allow-origin",
     "origins",
@@ -164,7 +170,7 @@ def _write(out: str, data: bytes) -> None:
     help="github: workflow annotations; junit: a JUnit XML report.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the per-signature results as JSON (--format json).")
-@click.option("--password-env", metavar="VAR", help="Password for encrypted private PEMs given as --key.")
+@click.option("--password-env", metavar="VAR", help="Password for an encrypted private PEM or token given as --key.")
 @click.option(
     "--unsafe-allow-http-loopback",
     is_flag=True,
@@ -185,11 +191,18 @@ def verify_command(
 ) -> None:
     """Verify CARD's signatures with the keys you trust (`-` reads standard input).
 
-    Give the keys as files (--key), JWKS files or URLs (--jwks), or let a signature's jku be
-    followed on origins you name (--allow-origin). Exit 0 when the policy holds, 1 when a
-    signature is invalid or missing, 3 when no key could be resolved, 2 for usage errors.
-    --format github prints GitHub workflow annotations, --format junit a JUnit XML report (a
-    testcase per signature), for CI systems to show.
+    Give the keys (--key) as files, in an environment variable (env:VAR, as CI hands over a
+    secret; a private key there is used for its public half), on standard input (`-`) or in a
+    PKCS#11 token (pkcs11: URI); or give JWKS files or URLs (--jwks), or let a signature's jku be
+    followed on origins you name (--allow-origin).
+
+    \b
+    For example, with the signing key a CI secret hands over:
+      agentdex card verify signed.json --key env:CARD_SIGNING_KEY
+
+    Exit 0 when the policy holds, 1 when a signature is invalid or missing, 3 when no key could
+    be resolved, 2 for usage errors. --format github prints GitHub workflow annotations,
+    --format junit a JUnit XML report (a testcase per signature), for CI systems to show.
 
     \f
     Raises CliError (exit 1, 2 or 3, as above) when the card or a key cannot be read or fetched.
@@ -197,14 +210,17 @@ def verify_command(
     from signing import PolicyMode, VerificationPolicy, verify_card
 
     output_format = chosen_format(output_format, as_json)
-    with signing_errors():
-        resolver = verification_resolver(jwks, keys, origins, password_from(password_env), unsafe_allow_http_loopback)
+    if card_file == STDIO and STDIO in keys:
+        raise CliError("the key and the card cannot both come from standard input", ExitCode.USAGE)
+    with signing_errors(), contextlib.ExitStack() as token_session:
+        password = password_from(password_env)
+        resolver = verification_resolver(jwks, keys, origins, password, unsafe_allow_http_loopback, token_session)
         document = _read_card(card_file)
         result = verify_card(
             document, resolver, VerificationPolicy(mode=PolicyMode(policy), required_kids=frozenset(required_kids))
         )
     if output_format in CI_FORMATS:
-        click.echo(render(checked_signatures(result, card_file, policy), output_format))
+        click.echo(render([checked_signatures(result, card_file, policy)], output_format))
     else:
         click.echo(
             json.dumps(result.to_dict(), indent=2) if output_format == "json" else describe(result, card_file, policy)
@@ -215,19 +231,29 @@ def verify_command(
 
 
 def verification_resolver(
-    jwks: tuple[str, ...], keys: tuple[str, ...], origins: tuple[str, ...], password: bytes | None, unsafe: bool
+    jwks: tuple[str, ...],
+    keys: tuple[str, ...],
+    origins: tuple[str, ...],
+    password: bytes | None,
+    unsafe: bool,
+    token_session: contextlib.ExitStack,
 ) -> KeyResolver:
-    """The keys `verify` (and `publish`) trust: key and JWKS files, JWKS URLs, jku on `origins`.
+    """The keys `verify` (and `publish`) trust: `keys` from any key source (`cli.key_sources`;
+    a token key stays usable until `token_session` closes), JWKS files, JWKS URLs, jku on `origins`.
 
     Raises signing's KeyFormatError for an unusable key file, PolicyError for a refused URL,
-    and CliError (exit 2) for a file that cannot be read.
+    and CliError (exit 2) for a file or variable that cannot be read.
     """
     from signing import ChainResolver, JwksUrlResolver, StaticKeyResolver, UnsafeHttpLoopback, load_verification_keys
 
     urls = [source for source in jwks if source.startswith(("https://", "http://"))]
-    files = [(f"key:{path}", path) for path in keys] + [(f"jwks:{path}", path) for path in jwks if path not in urls]
     resolvers: list[KeyResolver] = [
-        StaticKeyResolver(load_verification_keys(read_bytes(path, "key"), password), source) for source, path in files
+        StaticKeyResolver(load_public_keys(key, password, token_session), f"key:{key}") for key in keys
+    ]
+    resolvers += [
+        StaticKeyResolver(load_verification_keys(read_bytes(path, "key"), password), f"jwks:{path}")
+        for path in jwks
+        if path not in urls
     ]
     if urls or origins:
         unsafe_option = UnsafeHttpLoopback() if unsafe else None

@@ -39,6 +39,13 @@ class Judged:
     report: ValidationReport | None = None
     failure: CliError | None = None
 
+    def as_json(self) -> dict[str, Any]:
+        """`{"source", "report"}`, or `{"source", "error": {"code", "message"}}` as a failing command prints it."""
+        if self.report is not None:
+            return {"source": self.source, "report": self.report.to_dict()}
+        code = self.failure.code if self.failure is not None else "failed"
+        return {"source": self.source, "error": {"code": code, "message": str(self.failure)}}
+
 
 @card.command("validate")
 @click.argument("sources", metavar="FILE_OR_URL...", nargs=-1, required=True)
@@ -116,7 +123,7 @@ def exit_code(judged: Sequence[Judged]) -> ExitCode:
 
 def _formatted(judged: Sequence[Judged], output_format: str) -> str:
     if output_format in CI_FORMATS:
-        return _ci_report([_checked(outcome) for outcome in judged], output_format)
+        return render([_checked(outcome) for outcome in judged], output_format)
     if output_format == "json":
         return json.dumps(_as_json(judged), indent=2)
     return "\n".join(describe_report(o.report, o.source) for o in judged if o.report is not None)
@@ -126,15 +133,7 @@ def _as_json(judged: Sequence[Judged]) -> Any:
     # One source keeps the shape `card validate --json` has always printed: the report itself.
     if len(judged) == 1 and judged[0].report is not None:
         return judged[0].report.to_dict()
-    return [
-        {"source": o.source, "report": o.report.to_dict()}
-        if o.report is not None
-        else {
-            "source": o.source,
-            "error": {"code": o.failure.code if o.failure else "failed", "message": str(o.failure)},
-        }
-        for o in judged
-    ]
+    return [outcome.as_json() for outcome in judged]
 
 
 def _checked(outcome: Judged) -> CheckedFile:
@@ -143,22 +142,6 @@ def _checked(outcome: Judged) -> CheckedFile:
     failure = outcome.failure
     rule = _FAILURE_RULES.get(failure.exit_code, failure.code) if failure else "failed"
     return CheckedFile(outcome.source, (Case("card", (Finding("error", rule, str(failure)),)),))
-
-
-def _ci_report(checked: Sequence[CheckedFile], output_format: str) -> str:
-    """All the files in one CI report: their annotations in turn, or one JUnit report with a
-    testsuite per file. `cli.ci_report` renders one file; its JUnit reports are joined here."""
-    if output_format != "junit" or len(checked) == 1:
-        return "\n".join(report for report in (render(c, output_format) for c in checked) if report)
-    import xml.etree.ElementTree as ET  # noqa: N817 (only the JUnit format needs it)
-
-    root = ET.Element("testsuites")
-    for one in checked:
-        root.extend(ET.fromstring(render(one, output_format)))
-    for count in ("tests", "failures", "errors"):
-        root.set(count, str(sum(int(suite.get(count, "0")) for suite in root)))
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True)
 
 
 def checked_card(report: ValidationReport, source: str) -> CheckedFile:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from typing import Literal
 
 from cli.exits import CliError, ExitCode
@@ -63,8 +64,9 @@ def chosen_format(output_format: str, as_json: bool) -> str:
     return "json" if as_json else output_format
 
 
-def render(checked: CheckedFile, output_format: str) -> str:
-    """`checked` in one of CI_FORMATS. Raises ValueError for any other format (a bug in the caller)."""
+def render(checked: Sequence[CheckedFile], output_format: str) -> str:
+    """The files checked, in one of CI_FORMATS. Raises ValueError for any other format (a bug in
+    the caller)."""
     if output_format == "github":
         return github_annotations(checked)
     if output_format == "junit":
@@ -72,16 +74,17 @@ def render(checked: CheckedFile, output_format: str) -> str:
     raise ValueError(f"not a CI report format: {output_format!r}")
 
 
-def github_annotations(checked: CheckedFile) -> str:
+def github_annotations(checked: Sequence[CheckedFile]) -> str:
     """One workflow command per finding: `::error file=<path>,title=<rule>::<message>` (warnings as
     `::warning`). Standard input names no file, so its annotations carry no `file` property."""
     lines = []
-    for case in checked.cases:
-        for finding in case.findings:
-            properties = {"file": checked.path} if checked.path != STDIO else {}
-            properties["title"] = finding.rule
-            joined = ",".join(f"{name}={_escape_property(value)}" for name, value in properties.items())
-            lines.append(f"::{finding.severity} {joined}::{_escape_data(finding.message)}")
+    for one in checked:
+        for case in one.cases:
+            for finding in case.findings:
+                properties = {"file": one.path} if one.path != STDIO else {}
+                properties["title"] = finding.rule
+                joined = ",".join(f"{name}={_escape_property(value)}" for name, value in properties.items())
+                lines.append(f"::{finding.severity} {joined}::{_escape_data(finding.message)}")
     return "\n".join(lines)
 
 
@@ -95,24 +98,27 @@ def _escape_property(value: str) -> str:
     return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def junit_report(checked: CheckedFile) -> str:
-    """A JUnit XML report: one testsuite for the file, one testcase per case, a `failure` per error
-    (`type` the rule id, `message` the message); warnings go to the case's `system-out`."""
+def junit_report(checked: Sequence[CheckedFile]) -> str:
+    """A JUnit XML report: a testsuite per file, a testcase per case, a `failure` per error (`type`
+    the rule id, `message` the message); warnings go to the case's `system-out`."""
     import xml.etree.ElementTree as ET  # noqa: N817 (only the JUnit format needs it)
 
-    name = "standard input" if checked.path == STDIO else checked.path
-    failing = sum(1 for case in checked.cases if case.errors)
-    counts = {"tests": str(len(checked.cases)), "failures": str(failing), "errors": "0"}
-    root = ET.Element("testsuites", counts)
-    suite = ET.SubElement(root, "testsuite", {"name": _xml(name), **counts, "skipped": "0"})
-    for case in checked.cases:
-        element = ET.SubElement(suite, "testcase", classname=_xml(name), name=_xml(case.name))
-        for finding in case.errors:
-            failure = ET.SubElement(element, "failure", type=_xml(finding.rule), message=_xml(finding.message))
-            failure.text = _xml(f"[{finding.rule}] {finding.message}")
-        if case.warnings:
-            warnings = "\n".join(f"warning [{w.rule}] {w.message}" for w in case.warnings)
-            ET.SubElement(element, "system-out").text = _xml(warnings)
+    root = ET.Element("testsuites")
+    for one in checked:
+        name = "standard input" if one.path == STDIO else one.path
+        failing = sum(1 for case in one.cases if case.errors)
+        counts = {"tests": str(len(one.cases)), "failures": str(failing), "errors": "0"}
+        suite = ET.SubElement(root, "testsuite", {"name": _xml(name), **counts, "skipped": "0"})
+        for case in one.cases:
+            element = ET.SubElement(suite, "testcase", classname=_xml(name), name=_xml(case.name))
+            for finding in case.errors:
+                failure = ET.SubElement(element, "failure", type=_xml(finding.rule), message=_xml(finding.message))
+                failure.text = _xml(f"[{finding.rule}] {finding.message}")
+            if case.warnings:
+                warnings = "\n".join(f"warning [{w.rule}] {w.message}" for w in case.warnings)
+                ET.SubElement(element, "system-out").text = _xml(warnings)
+    for count in ("tests", "failures", "errors"):
+        root.set(count, str(sum(int(suite.get(count, "0")) for suite in root)))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
 

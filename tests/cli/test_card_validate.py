@@ -114,3 +114,51 @@ def test_a_url_that_cannot_be_fetched_exits_4(runner: CliRunner, card_server) ->
 
 def test_no_argument_is_a_usage_error(runner: CliRunner) -> None:
     assert runner.invoke(cli, ["card", "validate"]).exit_code == 2
+
+
+def invalid_v10() -> str:
+    card = sample_cards.v10()
+    del card["version"]
+    return json.dumps(card)
+
+
+def test_several_files_are_each_judged_and_one_invalid_card_exits_1(runner: CliRunner, tmp_path: Path) -> None:
+    valid = write(tmp_path, json.dumps(sample_cards.v03()), "valid.json")
+    invalid = write(tmp_path, invalid_v10(), "invalid.json")
+    result = runner.invoke(cli, ["card", "validate", valid, invalid])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0].startswith(f"{valid}: valid — A2A 0.3.0")
+    assert f"{invalid}: INVALID — A2A 1.0" in result.stdout
+    assert "error    /version  [required-field-missing]" in result.stdout
+
+
+def test_an_unreadable_file_among_several_exits_2_and_the_others_are_still_judged(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    first = write(tmp_path, json.dumps(sample_cards.v03()), "first.json")
+    broken = write(tmp_path, "{not json", "broken.json")
+    last = write(tmp_path, invalid_v10(), "last.json")
+    result = runner.invoke(cli, ["card", "validate", first, str(tmp_path / "missing.json"), broken, last])
+    assert result.exit_code == 2  # before 1: the invalid card does not hide the file that was not checked
+    assert f"{first}: valid" in result.stdout and f"{last}: INVALID" in result.stdout
+    assert "no such file" in result.stderr and f"{broken} is not JSON" in result.stderr
+
+
+def test_several_sources_as_json_are_a_list_of_reports_and_errors(runner: CliRunner, tmp_path: Path) -> None:
+    valid = write(tmp_path, json.dumps(sample_cards.v02()))
+    missing = str(tmp_path / "missing.json")
+    result = runner.invoke(cli, ["card", "validate", "--json", valid, missing])
+    assert result.exit_code == 2
+    judged = json.loads(result.stdout)
+    assert [entry["source"] for entry in judged] == [valid, missing]
+    assert (judged[0]["report"]["valid"], judged[0]["report"]["flavor"]) == (True, "0.2")
+    assert judged[1]["error"]["code"] == "usage" and "no such file" in judged[1]["error"]["message"]
+
+
+def test_an_unreachable_url_among_invalid_cards_exits_4(  # type: ignore[no-untyped-def]
+    runner: CliRunner, tmp_path: Path, card_server
+) -> None:
+    invalid = write(tmp_path, invalid_v10())
+    result = runner.invoke(cli, ["card", "validate", invalid, card_server.url("/missing.json")])
+    assert result.exit_code == 4
+    assert f"{invalid}: INVALID" in result.stdout and "cannot fetch a card" in result.stderr

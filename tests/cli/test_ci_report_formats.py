@@ -45,7 +45,7 @@ def test_annotations_escape_what_github_would_read_as_syntax() -> None:
     checked = CheckedFile(
         "cards/a:b,c.json", (Case("card", (Finding("error", "rule:x,y", "100% sure: a, b\r\nnext line"),)),)
     )
-    assert github_annotations(checked) == (
+    assert github_annotations([checked]) == (
         "::error file=cards/a%3Ab%2Cc.json,title=rule%3Ax%2Cy::100%25 sure: a, b%0D%0Anext line"
     )
 
@@ -71,7 +71,7 @@ def test_validate_junit_is_a_report_with_a_failure_per_error(tmp_path: Path) -> 
 
 def test_junit_stays_parseable_whatever_the_text() -> None:
     text = 'a <b> & "c" \x01\x1b ]]> é 🚀'
-    report = junit_report(CheckedFile("x.json", (Case(text, (Finding("error", "r", text),)),)))
+    report = junit_report([CheckedFile("x.json", (Case(text, (Finding("error", "r", text),)),))])
     failure = ET.fromstring(report).find("testsuite/testcase/failure")
     assert failure is not None and failure.get("message") == 'a <b> & "c" \ufffd\ufffd ]]> é 🚀'
 
@@ -108,3 +108,36 @@ def test_json_is_an_alias_and_contradicting_it_is_a_usage_error(tmp_path: Path) 
     )
     contradiction = run("card", "validate", "--json", "--format", "junit", path)
     assert contradiction.exit_code == 2 and "--json contradicts --format junit" in contradiction.stderr
+
+
+def two_cards(tmp_path: Path) -> tuple[str, str]:
+    valid = tmp_path / "valid.json"
+    valid.write_text(json.dumps(sample_cards.v03()), encoding="utf-8")
+    return str(valid), card_without_version(tmp_path)
+
+
+def test_validate_github_annotates_every_file(tmp_path: Path) -> None:
+    invalid, other = card_without_version(tmp_path), str(tmp_path / "other.json")
+    Path(other).write_text(Path(invalid).read_text(), encoding="utf-8")
+    missing = str(tmp_path / "missing.json")
+    result = run("card", "validate", "--format", "github", invalid, missing, other)
+    assert result.exit_code == 2
+    lines = result.stdout.splitlines()
+    assert [line.split("::")[1] for line in lines] == [
+        f"error file={invalid},title=required-field-missing",
+        f"warning file={invalid},title=media-type-invalid",
+        f"error file={missing},title=unreadable",
+        f"error file={other},title=required-field-missing",
+        f"warning file={other},title=media-type-invalid",
+    ]
+
+
+def test_validate_junit_is_one_report_with_a_testsuite_per_file(tmp_path: Path) -> None:
+    valid, invalid = two_cards(tmp_path)
+    result = run("card", "validate", "--format", "junit", valid, invalid)
+    assert result.exit_code == 1
+    root = ET.fromstring(result.stdout)
+    assert (root.get("tests"), root.get("failures")) == ("2", "1")
+    suites = root.findall("testsuite")
+    assert [(s.get("name"), s.get("failures")) for s in suites] == [(valid, "0"), (invalid, "1")]
+    assert [f.get("type") for f in suites[1].findall("testcase/failure")] == ["required-field-missing"]

@@ -108,3 +108,15 @@ def test_an_invalid_card_fails_the_hook_naming_the_file(tmp_path, hook_repositor
     assert result.returncode != 0
     assert "Failed" in result.stdout
     assert "agents/broken.agent-card.json: INVALID" in result.stdout
+
+
+def test_one_call_with_a_valid_and_an_invalid_card_fails_naming_only_the_invalid_one(
+    tmp_path, hook_repository, pre_commit_home
+):
+    files = {".well-known/agent-card.json": make_card("Weather"), "agents/broken.agent-card.json": invalid_card()}
+    result = try_repo(project(tmp_path / "mixed", files), hook_repository, pre_commit_home)
+    assert result.returncode != 0
+    assert "Failed" in result.stdout
+    assert "agents/broken.agent-card.json: INVALID" in result.stdout
+    assert ".well-known/agent-card.json: valid" in result.stdout
+    assert "INVALID" not in result.stdout.replace("agents/broken.agent-card.json: INVALID", "")

@@ -132,3 +132,31 @@ def test_another_key_or_append_gives_two_signatures(card: Path, tmp_path: Path) 
     appended = signed_with(tmp_path / "once.json", "env:FIRST", "--append", env=env)
     assert len(json.loads(rotated)["signatures"]) == 2
     assert len(json.loads(appended)["signatures"]) == 2
+
+
+@pytest.mark.parametrize("encoding", ["pem", "jwk"])
+def test_verify_takes_its_key_from_an_environment_variable(card: Path, tmp_path: Path, encoding: str) -> None:
+    key = generate_key("EdDSA")
+    text = (save_private_key_pem(key) if encoding == "pem" else save_private_jwk(key)).decode()
+    signed = tmp_path / "signed.json"
+    signed.write_bytes(signed_with(card, "env:K", env={"K": text}))
+    result = run("card", "verify", str(signed), "--key", "env:K", env={"K": text})
+    assert result.exit_code == 0, result.output  # the private key in the variable verifies with its public half
+
+
+def test_verify_with_another_key_from_an_environment_variable_fails(card: Path, tmp_path: Path) -> None:
+    signed = tmp_path / "signed.json"
+    signed.write_bytes(
+        signed_with(card, "env:K", "--kid", "release", env={"K": save_private_key_pem(generate_key()).decode()})
+    )
+    impostor = json.loads(save_private_jwk(generate_key("EdDSA")))
+    wrong = run("card", "verify", str(signed), "--key", "env:K", env={"K": json.dumps({**impostor, "kid": "release"})})
+    assert wrong.exit_code == 1 and "NOT VERIFIED" in wrong.output  # same kid, another key: the signature is invalid
+    stranger = save_private_key_pem(generate_key("EdDSA")).decode()
+    unknown = run("card", "verify", str(signed), "--key", "env:K", env={"K": stranger})
+    assert unknown.exit_code == 3, unknown.output  # another kid: no key for the signature, as with key files
+
+
+def test_verify_names_an_unset_key_variable(card: Path) -> None:
+    result = run("card", "verify", str(card), "--key", "env:NO_SUCH_KEY_VAR", env={"NO_SUCH_KEY_VAR": None})  # type: ignore[dict-item]
+    assert result.exit_code == 2 and "environment variable NO_SUCH_KEY_VAR" in result.output
