@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.card import card
-from cli.ci_report import CI_FORMATS, FORMATS, Case, CheckedFile, Finding, Severity, chosen_format, render
+from cli.ci_report import CI_FORMATS, Case, CheckedFile, Finding, Severity, chosen_format, format_option, render
 from cli.exits import CliError, ExitCode, exit_code_for, reports_errors
 from cli.files import STDIO, parse_json, read_bytes
 from cli.key_sources import SOURCES_HELP, load_private_key, load_public_keys
@@ -161,14 +161,7 @@ def _write(out: str, data: bytes) -> None:
     show_default=True,
     help="any: at least one valid signature; all: every signature valid.",
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="github: workflow annotations; junit: a JUnit XML report.",
-)
+@format_option
 @click.option("--json", "as_json", is_flag=True, help="Print the per-signature results as JSON (--format json).")
 @click.option("--password-env", metavar="VAR", help="Password for an encrypted private PEM or token given as --key.")
 @click.option(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.card import card
-from cli.ci_report import CI_FORMATS, FORMATS, Case, CheckedFile, Finding, chosen_format, render
+from cli.ci_report import CI_FORMATS, Case, CheckedFile, Finding, chosen_format, format_option, render
 from cli.exits import CliError, ExitCode, reports_errors
 from cli.files import STDIO, parse_json, read_bytes
 
@@ -49,14 +49,7 @@ class Judged:
 
 @card.command("validate")
 @click.argument("sources", metavar="FILE_OR_URL...", nargs=-1, required=True)
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="github: workflow annotations; junit: a JUnit XML report.",
-)
+@format_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (same as --format json).")
 @reports_errors
 def validate(sources: tuple[str, ...], output_format: str, as_json: bool) -> None:

@@ -12,11 +12,22 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+import click
+
 from cli.exits import CliError, ExitCode
 from cli.files import STDIO
 
 FORMATS = ("text", "json", "github", "junit")
 CI_FORMATS = ("github", "junit")
+
+format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="github: workflow annotations; junit: a JUnit XML report.",
+)
 
 Severity = Literal["error", "warning"]
 
