@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.a2a_agents import SdkAgent
-from tests.support.agentdex_processes import answers, free_port, user_env
+from tests.support.agentdex_processes import answers, free_port, interruptible, user_env
 from tests.support.waiting import wait_for
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -65,6 +65,7 @@ def registry(tmp_path: Path) -> Iterator[str]:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches bash and agentdex alike
+            preexec_fn=interruptible,
         )
     try:
         assert wait_for(lambda: answers(url) or process.poll() is not None, 60) and answers(url), (

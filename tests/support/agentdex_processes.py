@@ -42,6 +42,12 @@ def agentdex(
     )
 
 
+def interruptible() -> None:
+    """Run in the child before exec: Ctrl-C (SIGINT) stops it as in a terminal, even when the test
+    run itself was started in the background, whose children inherit SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class AgentdexProcess:
     """A long-running `agentdex` command (serve, worker); its output goes to a file of its own."""
 
@@ -49,7 +55,12 @@ class AgentdexProcess:
         self.log = cwd / f"{name or args[0]}.log"
         with self.log.open("w") as out:
             self.process = subprocess.Popen(
-                [str(BIN / "agentdex"), *args], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT
+                [str(BIN / "agentdex"), *args],
+                cwd=cwd,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                preexec_fn=interruptible,
             )
 
     @property
