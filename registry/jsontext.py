@@ -81,3 +81,11 @@ def loads(data: bytes | str) -> Any:
     MAX_JSON_DEPTH, repeated member names, lone surrogates, NaN). Raises JsonInputError, a
     ValueError naming the JSONPath of the place."""
     return json_input.loads(data)
+
+
+def loads_stored(data: bytes | str) -> Any:
+    """Parse JSON the registry wrote itself (stored renderings such as an agent's profile): read
+    strictly when it came in, so here only orjson, with `json` for integers beyond 64 bits."""
+    if json_input.has_long_digit_run(data):
+        return json.loads(data)
+    return orjson.loads(data)

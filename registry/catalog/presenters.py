@@ -63,7 +63,7 @@ def health_json(agent: Any) -> dict[str, Any]:
 
 def agent_json(agent: Any) -> dict[str, Any]:
     """The agent as the API shows it."""
-    return {**render(LIVE, agent), **jsontext.loads(agent.profile)}
+    return {**render(LIVE, agent), **jsontext.loads_stored(agent.profile)}
 
 
 def page_json(agents: list[Any], next_cursor: str | None) -> dict[str, Any]:

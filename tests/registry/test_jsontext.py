@@ -86,3 +86,9 @@ def test_input_with_a_nul_character_is_refused_with_its_path(text, path):
 
 def test_an_escaped_backslash_before_u0000_is_no_nul_character():
     assert jsontext.loads_input(b'{"a": "\\\\u0000"}') == {"a": "\\u0000"}
+
+
+def test_stored_renderings_read_back_exactly_what_was_written() -> None:
+    profile = {"name": "Échange", "big": 2**70, "ratio": 0.5, "tags": ["fx"], "nested": {"n": -(2**65)}}
+    assert jsontext.loads_stored(jsontext.dumps(profile)) == profile
+    assert jsontext.loads_stored(jsontext.dumps_text(profile)) == profile
