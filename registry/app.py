@@ -18,7 +18,7 @@ from registry.container import Services, build_services
 from registry.health import api as health
 from registry.relay import api as relay
 from registry.relay import api_ingress as relay_ingress
-from registry.request_input import bound_query, refuse_nul_in_url
+from registry.request_input import check_url
 from registry.settings import Settings
 from registry.trust import api as trust
 
@@ -82,8 +82,7 @@ def register_services(app: Flask, services: Services) -> None:
 def register_input_bounds(app: Flask) -> None:
     """Query strings are bounded before any view reads them (JSON bodies by the strict reader);
     U+0000 in the URL is refused before the blueprints' own preprocessors run (registered later)."""
-    app.url_value_preprocessor(refuse_nul_in_url)
-    app.before_request(bound_query)
+    app.url_value_preprocessor(check_url)
 
 
 def register_blueprints(app: Flask) -> None:

@@ -23,7 +23,7 @@ from registry.errors import (
 )
 from signing.errors import DuplicateMemberError, JsonInputError, JsonTooDeepError, LoneSurrogateError
 
-# Query strings are bounded for every endpoint at once (`bound_query`, run before each view), so
+# Query strings are bounded for every endpoint at once (`check_url`, run before each view), so
 # no value reaches a LIKE pattern, a full-text query or a message unbounded.
 MAX_QUERY_VALUE_CHARS = 1_024
 MAX_QUERY_VALUES = 100
@@ -73,41 +73,34 @@ def refuse_unknown(names: Iterable[str], allowed: Iterable[str], where: str) -> 
         raise BadRequest(f"unknown {where} {unknown}; allowed: {sorted(allowed)}", {"unknown": unknown})
 
 
-def refuse_nul_in_url(endpoint: str | None, values: dict[str, Any] | None) -> None:
-    """Refuse U+0000 in a path segment or a query string: PostgreSQL's text cannot hold it, so it
-    names no row and matches nothing. Runs before the other URL preprocessors (the agent-id prefix
-    lookup). Raises NulCharacter naming the segment or parameter."""
+def check_url(endpoint: str | None, values: dict[str, Any] | None) -> None:
+    """Refuse U+0000 in a path segment or a query string (PostgreSQL's text cannot hold it, so it
+    names no row and matches nothing) and an unbounded query string, in one pass over its values.
+    Runs before the other URL preprocessors (the agent-id prefix lookup) and before any view.
+    Raises NulCharacter or QueryOverLimit naming the segment or parameter."""
     for name, value in (values or {}).items():
         if isinstance(value, str):
             refuse_nul_in_segment(name, value)
-    for name, value in request.args.items(multi=True):
-        if "\x00" in name or "\x00" in value:
-            shown = _shown_parameter(name)
-            message = f"query parameter {shown!r} holds a NUL character (U+0000)"
-            raise NulCharacter(message, {"parameter": shown})
-
-
-def refuse_nul_in_segment(name: str, value: str) -> None:
-    """Raises NulCharacter when the path segment `<name>` holds U+0000 (see `refuse_nul_in_url`)."""
-    if "\x00" in value:
-        raise NulCharacter(f"the path segment <{name}> holds a NUL character (U+0000)", {"segment": name})
-
-
-def _shown_parameter(name: str) -> str:
-    return name if len(name) <= 40 else name[:40] + "…"
-
-
-def bound_query() -> None:
-    """Refuse a query string with a value (or name) over MAX_QUERY_VALUE_CHARS characters, or more
-    than MAX_QUERY_VALUES values. Raises QueryOverLimit naming the parameter."""
     for count, (name, value) in enumerate(request.args.items(multi=True), start=1):
         shown = _shown_parameter(name)
+        if "\x00" in name or "\x00" in value:
+            raise NulCharacter(f"query parameter {shown!r} holds a NUL character (U+0000)", {"parameter": shown})
         if count > MAX_QUERY_VALUES:
             message = f"the query string has more than {MAX_QUERY_VALUES} values (the last one read: {shown!r})"
             raise QueryOverLimit(message, {"parameter": shown, "limit": MAX_QUERY_VALUES})
         if len(value) > MAX_QUERY_VALUE_CHARS or len(name) > MAX_QUERY_VALUE_CHARS:
             message = f"query parameter {shown!r} is over the limit of {MAX_QUERY_VALUE_CHARS} characters"
             raise QueryOverLimit(message, {"parameter": shown, "limit": MAX_QUERY_VALUE_CHARS})
+
+
+def refuse_nul_in_segment(name: str, value: str) -> None:
+    """Raises NulCharacter when the path segment `<name>` holds U+0000 (see `check_url`)."""
+    if "\x00" in value:
+        raise NulCharacter(f"the path segment <{name}> holds a NUL character (U+0000)", {"segment": name})
+
+
+def _shown_parameter(name: str) -> str:
+    return name if len(name) <= 40 else name[:40] + "…"
 
 
 def query_int(name: str, default: int, low: int, high: int) -> int:
