@@ -29,6 +29,11 @@ setup(
         "waitress>=3.0,<4",
         "granian>=2.5,<3",
         "orjson>=3.10,<4",
+        # Ranked search (registry/retrieval): Snowball stemming, and a static word-embedding
+        # model that ships inside its wheel (no download at run time).
+        "PyStemmer>=3.0,<4",
+        "wordllama>=0.4,<0.5",
+        "numpy>=1.26,<3",
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1,<4"],

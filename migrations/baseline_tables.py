@@ -20,7 +20,7 @@ ACTIVE = sa.text("status = 'active'")
 
 # Child tables first, for the downgrade.
 TABLES = """relay_attempts relay_messages relay_subscriptions registry_keys trusted_keys card_endorsements
-signature_checks health_checks tag_count_deltas tag_counts agent_terms agent_cards agents api_tokens audit_log
+signature_checks health_checks tag_count_deltas tag_counts agent_embeddings agent_terms agent_cards agents api_tokens audit_log
 principals""".split()
 
 
@@ -195,6 +195,17 @@ def _agent_cards_and_terms() -> None:
         sqlite_with_rowid=False,
     )
     _index("agent_terms", "kind", "value", "agent_pk", name="ix_agent_terms_lookup")
+    op.create_table(
+        "agent_embeddings",
+        _required("agent_pk", sa.Integer(), autoincrement=False),
+        _required("model", sa.String(100)),
+        _required("vector", sa.LargeBinary()),
+        # PostgreSQL: the writing transaction's id, by default (0001_baseline adds it).
+        _required("marker", sa.BigInteger()),
+        _key("agent_embeddings", "agent_pk"),
+        _refers("agent_embeddings", "agent_pk", "agents.pk"),
+    )
+    _index("agent_embeddings", "marker")
     op.create_table(
         "tag_counts",
         _required("tag", sa.String(500)),

@@ -15,11 +15,14 @@ from registry.catalog import (
     CatalogService,
     CatalogStore,
     PostgresCatalogStore,
+    RankedSearch,
+    RankingSettings,
     SqliteCatalogStore,
 )
 from registry.db import WalCheckpointer, make_engine, make_session_factory, queue_claims, single_statements, sqlite_path
 from registry.health import CrawlPolicy, CrawlService, HealthPolicy, HealthProbe, HealthService
 from registry.outbound import OutboundPolicy, SafeHttpClient
+from registry.retrieval.embedding import Embedder, NullEmbedder, WordLlamaEmbedder
 from registry.relay import RelayServices, build_relay, card_key_sources, relay_policy
 from registry.settings import Settings
 from registry.trust import (
@@ -63,9 +66,10 @@ class Services:
         self.engine.dispose()
 
 
-def catalog_store(engine: Engine) -> CatalogStore:
+def catalog_store(engine: Engine, embedder: Embedder | None = None) -> CatalogStore:
+    """The catalog's store for the engine's database (`embedder`: by default the bundled model)."""
     store = SqliteCatalogStore if engine.dialect.name == "sqlite" else PostgresCatalogStore
-    return store(engine, single_statements(engine))
+    return store(engine, single_statements(engine), embedder or WordLlamaEmbedder())
 
 
 def outbound_policy(settings: Settings) -> OutboundPolicy:
@@ -170,8 +174,10 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
         sessions, KeySealer(settings.secret_key), grace=settings.trust.key_grace, key_dir=settings.trust.key_dir
     )
     trust = trust_service(settings, engine, sessions, http, keys)
-    store = catalog_store(engine)
+    embedder = WordLlamaEmbedder() if settings.search_semantic else NullEmbedder()
+    store = catalog_store(engine, embedder)
     catalog = CatalogService(store, fetcher, limits, trust)
+    ranked = RankedSearch(store, embedder, RankingSettings(semantic_floor=settings.search_semantic_floor))
     return Services(
         settings=settings,
         engine=engine,
@@ -180,7 +186,7 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
         limits=limits,
         tokens=TokenService(sessions),
         catalog=catalog,
-        search=CatalogSearch(store, hide_dead_after=settings.worker.hide_dead_after),
+        search=CatalogSearch(store, ranked, hide_dead_after=settings.worker.hide_dead_after),
         health=health_service(settings, engine, http),
         crawler=crawl_service(settings, engine, fetcher, catalog),
         registry_keys=keys,

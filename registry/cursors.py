@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 
 from registry.errors import InvalidRequest
 
@@ -39,3 +40,29 @@ def decode_cursor(cursor: str | None) -> int:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
     raise InvalidRequest("cursor is not one this registry issued; start again without it")
+
+
+RankKey = tuple[float, int, int, int]  # a ranked result's place: -score, health, signature, pk
+
+
+def encode_ranked_cursor(key: RankKey) -> str:
+    """After the ranked result whose place is `key` (`registry.catalog.ranking.Relevance.sort_key`)."""
+    raw = "r:" + ":".join([repr(key[0]), *(str(part) for part in key[1:])])
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_ranked_cursor(cursor: str | None) -> RankKey | None:
+    """The place of the last ranked result seen (None without a cursor). Raises InvalidRequest for
+    a cursor we did not issue, or one of an unranked search."""
+    if not cursor:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        kind, score, health, signature, pk = raw.split(":")
+        place = (float(score), int(health), int(signature), parse_pk(pk))
+        valid = math.isfinite(place[0]) and place[3] is not None and all(0 <= part < 10 for part in place[1:3])
+        if kind == "r" and valid:
+            return place[0], place[1], place[2], place[3]
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        pass
+    raise InvalidRequest("cursor is not one of this ranked search; start again without it")

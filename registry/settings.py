@@ -138,6 +138,10 @@ class Settings:
     max_import_bytes: int = 32 * 1_048_576
     page_limit_max: int = 200
     fetch_timeout: float = 10.0
+    # Ranked search: the embedding model on (semantic and fused ranking) or off (lexical only),
+    # and the cosine an agent found by meaning alone must reach.
+    search_semantic: bool = True
+    search_semantic_floor: float = 0.30
     secret_generated: bool = False
     worker: WorkerSettings = WorkerSettings()
     trust: TrustSettings = TrustSettings()
@@ -172,6 +176,8 @@ class Settings:
             max_import_batch=_int(env, "AGENTDEX_MAX_IMPORT_BATCH", cls.max_import_batch),
             max_import_bytes=_int(env, "AGENTDEX_MAX_IMPORT_BYTES", cls.max_import_bytes),
             fetch_timeout=_float(env, "AGENTDEX_FETCH_TIMEOUT", cls.fetch_timeout),
+            search_semantic=_bool(env, "AGENTDEX_SEARCH_SEMANTIC", cls.search_semantic),
+            search_semantic_floor=_float(env, "AGENTDEX_SEARCH_SEMANTIC_FLOOR", cls.search_semantic_floor),
             worker=WorkerSettings.from_env(env),
             trust=TrustSettings.from_env(env, allow_http=allow_http),
             relay=RelaySettings.from_env(env),

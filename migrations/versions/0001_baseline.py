@@ -50,6 +50,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
+        op.execute("DROP TABLE agent_fts_terms")
         op.execute("DROP TABLE agent_fts")
     else:
         op.execute("DROP TRIGGER relay_messages_notify ON relay_messages")
@@ -61,20 +62,25 @@ def downgrade() -> None:
 
 
 def _sqlite_text_index() -> None:
-    # rowid = agents.pk. No stemming: cards are in many languages, and stemming for one would
-    # mangle the others.
+    # rowid = agents.pk. The registry analyses the text (`registry.retrieval.analysis`: folded,
+    # stemmed terms joined by spaces), so FTS5 only splits on spaces: the `ascii` tokenizer, which
+    # keeps every non-ASCII character as part of a term. Candidates need no positions (no phrases)
+    # but do need columns (a query restricted to names and tags). `agent_fts_terms` counts the
+    # agents holding each term.
     op.execute(
-        "CREATE VIRTUAL TABLE agent_fts USING fts5(document, tokenize='unicode61 remove_diacritics 2', prefix='2 3')"
+        "CREATE VIRTUAL TABLE agent_fts USING fts5(name, skills, tags, description, tokenize='ascii', detail=column)"
     )
+    op.execute("CREATE VIRTUAL TABLE agent_fts_terms USING fts5vocab(agent_fts, 'row')")
 
 
 def _postgresql_text_index() -> None:
-    # The vector is built by the registry (`registry.catalog.text_index`) with the tokenisation of
-    # SQLite's FTS5 table: the document's distinct words, without positions, which matching does
-    # not need. The document itself is not kept.
+    # The analysed fields (`registry.retrieval.analysis`), which ranking scores, and their terms as
+    # a vector built by the registry: weight A for names and skill names, B for tags, C for the
+    # rest, so that a query can be restricted to names and tags (`'term':AB`).
     op.create_table(
         "agent_search",
         sa.Column("agent_pk", sa.Integer(), nullable=False, autoincrement=False),
+        *(sa.Column(field, sa.Text(), nullable=False) for field in ("name", "skills", "tags", "description")),
         sa.Column("document_tsv", postgresql.TSVECTOR(), nullable=False),
         sa.PrimaryKeyConstraint("agent_pk", name="pk_agent_search"),
         sa.ForeignKeyConstraint(
@@ -82,6 +88,9 @@ def _postgresql_text_index() -> None:
         ),
     )
     op.create_index("ix_agent_search_document_tsv", "agent_search", ["document_tsv"], postgresql_using="gin")
+    # An embedding's marker is the id of the transaction that wrote it (`CatalogStore` reads them
+    # back from the oldest transaction still running).
+    op.alter_column("agent_embeddings", "marker", server_default=sa.text("pg_current_xact_id()::text::bigint"))
 
 
 def _postgresql_relay_order() -> None:

@@ -3,8 +3,9 @@
 from registry.catalog.card_urls import canonical_card_url
 from registry.catalog.errors import CatalogError, InvalidCard
 from registry.catalog.fetcher import AgentTimeout, CardFetcher, CardFetchError, CardTooLarge, FetchedCard, NotModified
-from registry.catalog.models import Agent, AgentCard, AgentTerm, TagCount, TagCountDelta
+from registry.catalog.models import Agent, AgentCard, AgentEmbedding, AgentTerm, TagCount, TagCountDelta
 from registry.catalog.presenters import api_time, health_json
+from registry.catalog.ranking import RankedSearch, RankingSettings, Relevance
 from registry.catalog.records import CardRecord, normalize_tag
 from registry.catalog.search import AgentQuery, CatalogSearch
 from registry.catalog.service import CatalogService
@@ -21,6 +22,7 @@ __all__ = [
     "TagCountDelta",
     "Agent",
     "AgentCard",
+    "AgentEmbedding",
     "AgentQuery",
     "AgentTerm",
     "CardFetchError",
@@ -32,6 +34,9 @@ __all__ = [
     "FetchedCard",
     "NotModified",
     "PostgresCatalogStore",
+    "RankedSearch",
+    "RankingSettings",
+    "Relevance",
     "SqliteCatalogStore",
     "api_time",
     "canonical_card_url",

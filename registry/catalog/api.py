@@ -11,6 +11,7 @@ from registry.auth import requires
 from registry.catalog.presenters import agent_json, page_json
 from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, STATUS_FILTERS, AgentQuery
 from registry.errors import BadRequest, InvalidRequest
+from registry.retrieval.scoring import RANKINGS
 from registry.request_input import (
     current_actor,
     json_body,
@@ -29,6 +30,7 @@ SEARCH_PARAMS = {
     "tag",
     "match",
     "q",
+    "ranking",
     "skill",
     "inputMode",
     "outputMode",
@@ -132,11 +134,11 @@ def search() -> Response:
         health=query_choice("health", HEALTH_FILTERS),
         include_dead=query_choice("includeDead", ("true", "false"), "false") == "true",
         signature=query_choice("signature", SIGNATURE_STATES),
+        ranking=query_choice("ranking", RANKINGS, "fused") or "fused",
         limit=query_int("limit", 50, 1, _services().settings.page_limit_max),
         cursor=request.args.get("cursor"),
     )
-    page = _services().search.search(query)
-    return jsonify(page_json(page.agents, page.next_cursor))
+    return jsonify(page_json(_services().search.search(query)))
 
 
 @bp.get("/<agent_id>")

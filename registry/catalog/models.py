@@ -150,6 +150,24 @@ class AgentTerm(Base):
     value: Mapped[str] = mapped_column(String(500), primary_key=True)
 
 
+class AgentEmbedding(Base):
+    """The semantic model's vector of an agent's current card, with the model that made it.
+
+    `marker` orders the writes, so that each process's in-process vector index reads only what
+    changed since it last looked (`registry.catalog.search_index`): on SQLite one more than the
+    largest (writers take turns), on PostgreSQL the writing transaction's id (the server's default).
+    """
+
+    __tablename__ = "agent_embeddings"
+
+    agent_pk: Mapped[int] = mapped_column(
+        ForeignKey("agents.pk", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    model: Mapped[str] = mapped_column(String(100))
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    marker: Mapped[int] = mapped_column(BigInteger, index=True)
+
+
 class TagCount(Base):
     """How many active agents carry a tag, as of the last fold of `tag_count_deltas`."""
 

@@ -7,6 +7,8 @@ import datetime as dt
 from typing import Any, Union
 
 from registry import jsontext
+from registry.catalog.ranking import Relevance
+from registry.catalog.search import AgentPage
 
 # JSON key → attribute of the agent's row, or a nested object of its own.
 Shape = tuple[tuple[str, Union[str, "Shape"]], ...]
@@ -66,5 +68,23 @@ def agent_json(agent: Any) -> dict[str, Any]:
     return {**render(LIVE, agent), **jsontext.loads_stored(agent.profile)}
 
 
-def page_json(agents: list[Any], next_cursor: str | None) -> dict[str, Any]:
-    return {"items": [agent_json(agent) for agent in agents], "nextCursor": next_cursor}
+def page_json(page: AgentPage) -> dict[str, Any]:
+    """A page of a search; a ranked search gives each agent its relevance, and suggests tags when
+    it found nothing."""
+    items = [agent_json(agent) for agent in page.agents]
+    if page.relevance is not None:
+        for item, agent in zip(items, page.agents):
+            item["relevance"] = relevance_json(page.relevance[agent.pk])
+    body: dict[str, Any] = {"items": items, "nextCursor": page.next_cursor}
+    if page.suggested_tags is not None:
+        body["suggestedTags"] = page.suggested_tags
+    return body
+
+
+def relevance_json(relevance: Relevance) -> dict[str, Any]:
+    return {
+        "score": relevance.score,
+        "matched": list(relevance.matched),
+        "lexical": relevance.lexical,
+        "semantic": relevance.semantic,
+    }

@@ -186,9 +186,16 @@ def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> li
     return [(agent_pk, kind, value) for kind, value in sorted({(kind, value[:MAX_TERM]) for kind, value in terms})]
 
 
-def search_document(summary: CardSummary) -> str:
-    """What a text query searches: names, descriptions, the provider, and each skill's tags and examples."""
-    parts = [summary.name, summary.description, summary.provider_org or ""]
-    for skill in summary.skills:
-        parts.extend([skill.name, skill.description, " ".join(skill.tags), " ".join(skill.examples)])
-    return "\n".join(p for p in parts if p)
+def search_fields(summary: CardSummary) -> tuple[list[str], list[str], list[str], list[str]]:
+    """The texts a query searches, by field of `registry.retrieval.scoring.FIELDS`: the name, the
+    skills' names, their tags, and the rest (description, provider, skill descriptions, examples)."""
+    skills = summary.skills
+    rest = [summary.description, summary.provider_org or ""]
+    rest.extend(text for skill in skills for text in (skill.description, *skill.examples))
+    return [summary.name], [s.name for s in skills], [t for s in skills for t in s.tags], rest
+
+
+def embedding_text(summary: CardSummary) -> str:
+    """What the semantic model reads of a card: every searchable text, names first."""
+    name, skills, tags, rest = search_fields(summary)
+    return "\n".join(text for text in (*name, summary.description, *skills, *tags, *rest[1:]) if text)

@@ -14,8 +14,9 @@ from registry.catalog.drift import card_drift
 from registry.catalog.models import AgentCard
 from registry.catalog.records import MAX_TERM, normalize_mode, normalize_tag
 from registry.catalog.store import CatalogStore
+from registry.catalog.ranking import RankedSearch, Relevance
 from registry.catalog.store_search import SearchFilters
-from registry.cursors import decode_cursor, encode_cursor
+from registry.cursors import decode_cursor, decode_ranked_cursor, encode_cursor, encode_ranked_cursor
 from registry.db.types import utcnow
 from registry.errors import InvalidRequest, NotFound
 
@@ -42,6 +43,7 @@ class AgentQuery:
     health: str | None = None
     include_dead: bool = False
     signature: str | None = None
+    ranking: str = "fused"  # with text: fused, lexical or semantic (`registry.retrieval.scoring.RANKINGS`)
     limit: int = 50
     cursor: str | None = None
 
@@ -65,48 +67,92 @@ class AgentQuery:
 class AgentPage:
     agents: list[Row[Any]]
     next_cursor: str | None
+    relevance: dict[int, Relevance] | None = None  # by agent pk, for a ranked search
+    suggested_tags: list[str] | None = None  # for a ranked search that found nothing
+
+
+SUGGESTED_TAGS = 5
 
 
 class CatalogSearch:
     def __init__(
-        self, store: CatalogStore, *, hide_dead_after: float | None = None, clock: Callable[[], dt.datetime] = utcnow
+        self,
+        store: CatalogStore,
+        ranked: RankedSearch,
+        *,
+        hide_dead_after: float | None = None,
+        clock: Callable[[], dt.datetime] = utcnow,
     ) -> None:
         self._store = store
+        self._ranked = ranked
         self._hide_dead_after = hide_dead_after
         self._clock = clock
 
     def search(self, query: AgentQuery) -> AgentPage:
-        """Agents matching every filter, in registration order, `limit` at a time."""
-        after = decode_cursor(query.cursor)
+        """Agents matching every filter: with text, best first (`registry.catalog.ranking`); without,
+        in registration order; `limit` at a time."""
         filters = self._filters(query)
-        if filters is None:
-            return AgentPage([], None)
+        if query.text is not None:
+            return self._ranked_page(query, filters)
+        after = decode_cursor(query.cursor)
         rows = self._store.search(filters, after, query.limit + 1)
         more = len(rows) > query.limit
         rows = rows[: query.limit]
         return AgentPage(rows, encode_cursor(rows[-1].pk) if more else None)
 
-    def _filters(self, query: AgentQuery) -> SearchFilters | None:
-        """None when the query cannot match anything (text with no words). Raises InvalidRequest
-        for more than MAX_SEARCH_TAGS tags."""
+    def _ranked_page(self, query: AgentQuery, filters: SearchFilters) -> AgentPage:
+        after = decode_ranked_cursor(query.cursor)
+        ranked = self._ranked.rank(query.text or "", filters, query.ranking)
+        if after is not None:
+            ranked = [result for result in ranked if result.key > after]
+        page = ranked[: query.limit]
+        rows = {row.pk: row for row in self._listed([result.pk for result in page])}
+        agents = [rows[result.pk] for result in page if result.pk in rows]  # removed meanwhile: gone
+        suggested = self._suggested_tags(query.text or "") if not ranked and after is None else None
+        return AgentPage(
+            agents,
+            encode_ranked_cursor(page[-1].key) if len(ranked) > len(page) else None,
+            {result.pk: result.relevance for result in page},
+            suggested,
+        )
+
+    def _listed(self, pks: list[int], columns: tuple[str, ...] | None = None) -> list[Row[Any]]:
+        return self._store.search(SearchFilters([], [], among=pks), 0, len(pks), columns) if pks else []
+
+    def _suggested_tags(self, text: str) -> list[str]:
+        """Tags of the agents nearest in meaning to what found nothing (or, with semantic search
+        off, tags that begin like its words), most common first."""
+        query = self._ranked.embed(text)
+        if query is None:
+            found = [tag for word in text.split()[:4] for tag, _ in self.tags(SUGGESTED_TAGS, word)]
+            return list(dict.fromkeys(found))[:SUGGESTED_TAGS]
+        nearest = [pk for pk, _ in self._ranked.nearest(query, 10)]
+        counts: dict[str, int] = {}
+        for row in self._listed(nearest, ("pk", "status", "tags")):
+            for tag in row.tags if row.status == "active" else ():
+                counts[tag] = counts.get(tag, 0) + 1
+        return sorted(counts, key=lambda tag: -counts[tag])[:SUGGESTED_TAGS]
+
+    def _filters(self, query: AgentQuery) -> SearchFilters:
+        """Raises InvalidRequest for more than MAX_SEARCH_TAGS tags."""
         if len(query.tags) > MAX_SEARCH_TAGS:
             # Each tag is a probe or a range of its own in the statement, and each count of them
             # a statement shape kept for reuse.
             raise InvalidRequest(f"a search takes at most {MAX_SEARCH_TAGS} tags, not {len(query.tags)}")
-        text_query = None
-        if query.text is not None:
-            text_query = self._store.text_query(query.text)
-            if text_query is None:
-                return None
         terms = query.required_terms()
         any_tags = sorted({normalize_tag(t)[:MAX_TERM] for t in query.tags}) if query.match_any else []
         status = None if query.status == "any" else query.status
-        if status is not None and not (terms or any_tags or text_query):
+        if status is not None and not (terms or any_tags or query.text is not None):
             terms, status = [("status", status)], None  # the only filter: its index drives the walk
         # Otherwise the status is checked on the agent's row, with the other per-agent filters,
         # rather than by one more index probe for every candidate.
         return SearchFilters(
-            terms, any_tags, text_query, query.updated_since, query.health, self._dead_cutoff(query), status
+            terms,
+            any_tags,
+            updated_since=query.updated_since,
+            health=query.health,
+            dead_cutoff=self._dead_cutoff(query),
+            status=status,
         )
 
     def _dead_cutoff(self, query: AgentQuery) -> dt.datetime | None:

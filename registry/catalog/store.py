@@ -20,12 +20,12 @@ from sqlalchemy.sql.expression import FromClause
 
 from registry.audit import AuditEntry
 from registry.catalog.models import Agent, AgentCard, AgentTerm, TagCountDelta
-from registry.catalog.records import ACTIVE, CardRecord, agent_values, card_values, search_document, term_rows
+from registry.catalog.records import ACTIVE, CardRecord, agent_values, card_values, term_rows
+from registry.catalog.search_index import Arm, Fields, SearchIndex
 from registry.catalog.store_search import SearchFilters, SearchStatements, TermStats
 from registry.catalog.tag_counts import TagCounts
 from registry.trust import trust_rows
 
-MAX_QUERY_WORDS = 8  # words of a text query that are matched
 TableRows = dict[Any, list[dict[str, Any]]]  # rows to insert, by table (a Table or a `table()` clause)
 
 # What the API shows of an agent: its pk (for cursors), the columns that change without a new
@@ -68,9 +68,10 @@ class CatalogStore:
     """Reads and writes the catalog's tables. Subclasses say how their database indexes text and
     serialises writers; `registry.container.catalog_store` picks the one that fits."""
 
-    def __init__(self, engine: Engine, reads: Engine) -> None:
+    def __init__(self, engine: Engine, reads: Engine, index: SearchIndex) -> None:
         """`reads`: the engine for single statements (`registry.db.single_statements`)."""
         self.engine = engine
+        self.index = index
         self._reads = reads
         self._search = SearchStatements(engine.dialect.name, LISTED_COLUMNS)
         self._stats = TermStats()
@@ -91,17 +92,6 @@ class CatalogStore:
         """Hold the agent against other writers until the transaction ends."""
         raise NotImplementedError
 
-    def documents(self, rows: list[tuple[int, str]]) -> tuple[FromClause, list[dict[str, Any]]]:
-        """The text index's table and its rows for (agent pk, search document) pairs."""
-        raise NotImplementedError
-
-    def remove_document(self, conn: Connection, agent_pk: int) -> None:
-        raise NotImplementedError
-
-    def text_query(self, user_text: str) -> str | None:
-        """The database's query for what a user typed (every word, as a prefix); None without words."""
-        raise NotImplementedError
-
     # -- new agents ----------------------------------------------------------------------
 
     def insert_new(self, batch: Sequence[NewAgent]) -> Sequence[int | None]:
@@ -120,7 +110,7 @@ class CatalogStore:
         with self.writing(), self.new_agents_connection() as conn:
             pks = self.new_keys(conn, len(batch))
             agents = [{**new.columns, "pk": pk} for new, pk in zip(batch, pks)]
-            self.insert_tables(conn, {Agent.__table__: agents, **self.rows_of(batch, pks)})
+            self.insert_tables(conn, {Agent.__table__: agents, **self.rows_of(conn, batch, pks)})
         return pks
 
     def new_agents_connection(self) -> AbstractContextManager[Connection]:
@@ -132,7 +122,7 @@ class CatalogStore:
         that every table's rows go in one statement (no key read back row by row)."""
         raise NotImplementedError
 
-    def rows_of(self, batch: Sequence[NewAgent], pks: list[int]) -> TableRows:
+    def rows_of(self, conn: Connection, batch: Sequence[NewAgent], pks: list[int]) -> TableRows:
         """The rows new agents bring besides their own: first card, signature checks, search terms
         and document, tag counts, audit entries."""
         rows: TableRows = {
@@ -141,18 +131,17 @@ class CatalogStore:
         }
         return {
             **rows,
-            **self._index_rows([(pk, new.record, new.columns) for new, pk in zip(batch, pks)]),
+            **self._index_rows(conn, [(pk, new.record, new.columns) for new, pk in zip(batch, pks)]),
             AuditEntry.__table__: [new.audit for new in batch if new.audit],
         }
 
-    def _index_rows(self, agents: list[tuple[int, CardRecord, dict[str, Any]]]) -> TableRows:
-        """The search terms and documents of agents, and the tag counts of the active ones."""
+    def _index_rows(self, conn: Connection, agents: list[tuple[int, CardRecord, dict[str, Any]]]) -> TableRows:
+        """The search terms, text and embedding of agents, and the tag counts of the active ones."""
         terms = [row for pk, record, values in agents for row in term_rows(pk, values, record.summary)]
         active = {pk for pk, _, values in agents if values["status"] == ACTIVE}
-        documents, rows = self.documents([(pk, search_document(record.summary)) for pk, record, _ in agents])
         return {
             AgentTerm.__table__: [{"agent_pk": pk, "kind": kind, "value": value} for pk, kind, value in terms],
-            documents: rows,
+            **self.index.rows(conn, [(pk, record.summary) for pk, record, _ in agents]),
             TagCountDelta.__table__: TagCounts.delta_rows(
                 added=[value for pk, kind, value in terms if kind == "tag" and pk in active]
             ),
@@ -199,7 +188,7 @@ class CatalogStore:
             {
                 AgentCard.__table__: [card_values(record, agent_pk, version)],
                 **trust_rows([(record.trust, agent_pk, version)]),
-                **self._index_rows([(agent_pk, record, {**values, "status": current.status})]),
+                **self._index_rows(conn, [(agent_pk, record, {**values, "status": current.status})]),
                 AuditEntry.__table__: [{**audit, "agent_id": current.id, "detail": {"version": version}}],
             },
         )
@@ -260,7 +249,7 @@ class CatalogStore:
 
     def _unindex(self, conn: Connection, agent_pk: int) -> None:
         conn.execute(delete(AgentTerm).where(AgentTerm.agent_pk == agent_pk))  # no foreign key: see AgentTerm
-        self.remove_document(conn, agent_pk)
+        self.index.remove(conn, agent_pk)
 
     @staticmethod
     def _tags(conn: Connection, agent_pk: int) -> list[str]:
@@ -297,12 +286,34 @@ class CatalogStore:
         with self._reads.connect() as conn:
             return conn.execute(self._one, {"agent_id": agent_id}).first()
 
-    def search(self, filters: SearchFilters, after: int, limit: int) -> list[Row[Any]]:
-        """Up to `limit` agents (their `LISTED_COLUMNS`) after pk `after`, in pk order, matching every filter."""
+    def search(
+        self, filters: SearchFilters, after: int, limit: int, columns: Sequence[str] | None = None
+    ) -> list[Row[Any]]:
+        """Up to `limit` agents (their `columns`, by default `LISTED_COLUMNS`) after pk `after`, in
+        pk order, matching every filter."""
         with self._reads.connect() as conn, self.planned_for_values(conn):
             counts = {term: self._stats.count(conn, *term) for term in filters.counted_terms()}
-            statement, params = self._search.page(filters, counts)
+            statement, params = self._search.page(filters, counts, columns)
             return list(conn.execute(statement, {**params, "after": after, "limit": limit}))
+
+    # -- a ranked query's candidates (`registry.catalog.ranking`) -------------------------
+
+    def term_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many agents hold each term, and about how many the text index holds."""
+        with self._reads.connect() as conn:
+            return self.index.term_counts(conn, terms), self.index.document_count(conn)
+
+    def candidates(self, arms: Sequence[Arm]) -> dict[int, Fields]:
+        with self._reads.connect() as conn:
+            return self.index.candidates(conn, arms)
+
+    def documents(self, pks: Sequence[int]) -> dict[int, Fields]:
+        with self._reads.connect() as conn:
+            return self.index.documents(conn, pks)
+
+    def embeddings_since(self, marker: Any) -> tuple[list[tuple[int, bytes]], Any]:
+        with self._reads.connect() as conn:
+            return self.index.embeddings_since(conn, marker)
 
     def cards(self, agent_id: str, version: int | None = None, *, every: bool = False) -> list[AgentCard]:
         """The current card, a given version, or (`every`) all versions in order."""

@@ -4,44 +4,117 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
-import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, TextClause, delete, select, text
+from sqlalchemy import Connection, Engine, TextClause, column, delete, select, table, text
 from sqlalchemy.sql.expression import FromClause
 
-from registry.catalog.models import Agent
-from registry.catalog.store import MAX_QUERY_WORDS, CatalogStore, TableRows
-from registry.catalog.store_search import SEARCH_TABLE
+from registry.catalog.models import Agent, AgentEmbedding
+from registry.catalog.search_index import FIELD_LIST, CachedCount, Fields, SearchIndex
+from registry.catalog.store import CatalogStore, TableRows
+from registry.retrieval.embedding import Embedder
+from registry.retrieval.scoring import FIELDS
 
-_LEXEMES = re.compile(r"[^\W_]+")
-# ASCII text, the common case, is split without a regular expression: letters and digits kept
-# (in lower case), everything else a separator.
-_ASCII_WORDS = str.maketrans({c: chr(c).lower() if chr(c).isalnum() else " " for c in range(128)})
-MAX_LEXEME = 200  # characters; PostgreSQL refuses a lexeme over 2,047 bytes
+_EMBEDDINGS = AgentEmbedding.__table__
+SEARCH_ROWS = table("agent_search", column("agent_pk"), *(column(f) for f in FIELDS), column("document_tsv"))
+# Names and skill names weigh A in the vector, tags B, the rest C (see 0001_baseline): a query may
+# be restricted to names and tags. A lexeme keeps one position per weight it has.
+_POSITIONS = ("1A", "1A", "2B", "3C")
+TERM_COUNT_CAP = 20_000  # past this many agents, a term's exact count does not change its rank
+
+_COMMON_TERMS = text(
+    "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+    "WHERE tablename = 'agent_search' AND attname = 'document_tsv'"
+)
+_TERM_COUNTS = text(
+    "SELECT u.term, c.n FROM unnest(CAST(:terms AS text[])) AS u(term) CROSS JOIN LATERAL "
+    "(SELECT count(*) AS n FROM (SELECT 1 FROM agent_search "
+    "WHERE document_tsv @@ CAST(quote_literal(u.term) AS tsquery) LIMIT :cap) AS matches) AS c"
+)
+_SNAPSHOT_XMIN = text("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
 
 
-def lexemes(source: str) -> list[str]:
-    """The words of `source` as the index keeps them, in order: runs of letters and digits, in
-    lower case and without diacritics, as SQLite's FTS5 table tokenises them, so that both
-    databases find the same agents."""
-    if source.isascii():
-        words = source.translate(_ASCII_WORDS).split()
-    else:
-        folded = "".join(c for c in unicodedata.normalize("NFKD", source.lower()) if not unicodedata.combining(c))
-        words = _LEXEMES.findall(folded)
-    return [word[:MAX_LEXEME] for word in words]
+def tsvector(fields: Fields) -> str:
+    """The analysed fields as tsvector text: each term once, with a position for each weight it has."""
+    positions: dict[str, set[str]] = {}
+    for field, position in zip(fields, _POSITIONS):
+        for term in field.split():
+            positions.setdefault(term, set()).add(position)
+    # Terms are letters and digits only (`registry.retrieval.analysis`): nothing to escape.
+    return " ".join(f"'{term}':{','.join(sorted(at))}" for term, at in positions.items())
 
 
-def vector(document: str) -> str:
-    """A document as tsvector text: its lexemes without positions (matching needs none). Built
-    here rather than by `to_tsvector`, so both databases split words alike."""
-    words = sorted(set(lexemes(document)))
-    return "'" + "' '".join(words) + "'" if words else ""
+class PostgresSearchIndex(SearchIndex):
+    def __init__(self, embedder: Embedder) -> None:
+        super().__init__(embedder)
+        # The planner's own statistics name the most common terms and their shares: no count of
+        # a term held by half the catalog. They change with ANALYZE; kept ten minutes.
+        self._common = CachedCount(ttl=600.0)
+
+    def text_table(self) -> FromClause:
+        return SEARCH_ROWS
+
+    def text_row(self, pk: int, fields: Fields) -> dict[str, Any]:
+        return {"agent_pk": pk, **dict(zip(FIELDS, fields)), "document_tsv": tsvector(fields)}
+
+    def remove_text(self, conn: Connection, agent_pk: int) -> None:
+        conn.execute(delete(SEARCH_ROWS).where(SEARCH_ROWS.c.agent_pk == agent_pk))
+
+    def count_documents(self, conn: Connection) -> int:
+        estimate = conn.scalar(text("SELECT reltuples FROM pg_class WHERE relname = 'agent_search'"))
+        if estimate is None or estimate < 0:  # never analyzed
+            return int(conn.scalar(text("SELECT count(*) FROM agent_search")) or 0)
+        return int(estimate)
+
+    def term_counts(self, conn: Connection, terms: Sequence[str]) -> dict[str, int]:
+        shares = self._common.get(lambda: self._common_shares(conn))
+        documents = self.document_count(conn)
+        counts = {term: max(1, round(shares[term] * documents)) for term in terms if term in shares}
+        rare = [term for term in terms if term not in shares]
+        if rare:
+            with self.forced_index(conn):
+                counts.update(
+                    (row.term, int(row.n)) for row in conn.execute(_TERM_COUNTS, {"terms": rare, "cap": TERM_COUNT_CAP})
+                )
+        return counts
+
+    @staticmethod
+    def _common_shares(conn: Connection) -> dict[str, float]:
+        row = conn.execute(_COMMON_TERMS).first()
+        if row is None or row[0] is None:
+            return {}
+        return dict(zip(row[0], row[1]))
+
+    def match(self, term: str, heads_only: bool) -> str:
+        return f"'{term}':AB" if heads_only else f"'{term}'"
+
+    def arm_sql(self, param: str) -> str:
+        return f"SELECT agent_pk, {FIELD_LIST} FROM agent_search WHERE document_tsv @@ CAST(:{param} AS tsquery)"
+
+    @contextlib.contextmanager
+    def forced_index(self, conn: Connection) -> Iterator[None]:
+        # The planner guesses a term's matches from a sample and, for a term it has not seen, may
+        # walk the whole table to fill a LIMIT that the text index answers at once.
+        conn.exec_driver_sql("SET enable_seqscan = off")
+        try:
+            yield
+        finally:
+            conn.exec_driver_sql("RESET enable_seqscan")
+
+    def embeddings_since(self, conn: Connection, marker: Any) -> tuple[list[tuple[int, bytes]], Any]:
+        # A marker is the id of the transaction that wrote the row. Transactions older than the
+        # oldest one still running have all ended, so what they wrote is visible now: the next
+        # read starts there, and rereads only what was in flight.
+        oldest_running = conn.scalar(_SNAPSHOT_XMIN)
+        statement = select(_EMBEDDINGS.c.agent_pk, _EMBEDDINGS.c.vector).where(
+            _EMBEDDINGS.c.model == self.embedder.model_id
+        )
+        if marker is not None:
+            statement = statement.where(_EMBEDDINGS.c.marker >= marker)
+        return [(pk, bytes(vector)) for pk, vector in conn.execute(statement)], oldest_running
 
 
 _NEW_KEYS = text("SELECT nextval(pg_get_serial_sequence('agents', 'pk')) FROM generate_series(1, :n)")
@@ -69,6 +142,9 @@ def _hex(value: Any) -> str:
 
 
 class PostgresCatalogStore(CatalogStore):
+    def __init__(self, engine: Engine, reads: Engine, embedder: Embedder) -> None:
+        super().__init__(engine, reads, PostgresSearchIndex(embedder))
+
     @contextlib.contextmanager
     def planned_for_values(self, conn: Connection) -> Iterator[None]:
         # psycopg prepares a statement that has run five times, and PostgreSQL then settles on one
@@ -103,13 +179,3 @@ class PostgresCatalogStore(CatalogStore):
         shape = tuple((table.name, tuple(rows[0])) for table, rows in tables.items())
         params = {f"r{n}": orjson.dumps(rows, default=_hex).decode() for n, rows in enumerate(tables.values())}
         conn.execute(_insert_from_json(shape), params)
-
-    def documents(self, rows: list[tuple[int, str]]) -> tuple[FromClause, list[dict[str, Any]]]:
-        return SEARCH_TABLE, [{"agent_pk": pk, "document_tsv": vector(document)} for pk, document in rows]
-
-    def remove_document(self, conn: Connection, agent_pk: int) -> None:
-        conn.execute(delete(SEARCH_TABLE).where(SEARCH_TABLE.c.agent_pk == agent_pk))
-
-    def text_query(self, user_text: str) -> str | None:
-        words = list(dict.fromkeys(lexemes(user_text)))[:MAX_QUERY_WORDS]
-        return " & ".join(f"'{word}':*" for word in words) or None

@@ -1,7 +1,7 @@
 """How the catalog store runs a search: pick the most selective index as the driver, walk it in
 agent order from the cursor, and check every other filter by index probe until the page is full.
 
-Every driver (a term's index range, the full-text index, the agents table) yields agent pks in
+Every driver (a term's index range, the agents table) yields agent pks in
 ascending order, so a page costs at most the length of the most selective list, the database
 never sorts, and the cursor is simply the last pk. Each table is bounded by the cursor itself,
 because PostgreSQL's planner does not carry `pk > :after` from one side of a join to the other
@@ -23,17 +23,13 @@ from sqlalchemy import (
     ColumnElement,
     CompoundSelect,
     Connection,
-    Integer,
     Select,
     bindparam,
-    column,
     exists,
     func,
     literal_column,
     or_,
     select,
-    table,
-    text,
     union,
     union_all,
 )
@@ -42,16 +38,9 @@ from registry.catalog.models import Agent, AgentTerm
 
 # Past this many agents a term is "common": the exact count no longer changes the plan.
 COUNT_CAP = 20_000
-# A term rarer than this drives the query even when there is text to match.
-RARE_TERM = 2_000
 
 _TERMS = AgentTerm.__table__
 _AGENTS = Agent.__table__
-# The text index's tables (created by the migration, outside the models): FTS5 on SQLite, a
-# tsvector on PostgreSQL.
-FTS_TABLE = table("agent_fts", column("rowid", Integer), column("document"))
-SEARCH_TABLE = table("agent_search", column("agent_pk", Integer), column("document_tsv"))
-_FTS, _SEARCH = FTS_TABLE, SEARCH_TABLE
 
 
 class TermStats:
@@ -79,11 +68,11 @@ class TermStats:
 
 @dataclasses.dataclass(frozen=True)
 class SearchFilters:
-    """A search reduced to what the planner needs: required terms, any-of tags, text, time."""
+    """A search reduced to what the planner needs: required terms, any-of tags, time, agents' states."""
 
     terms: list[tuple[str, str]]
     any_tags: list[str]
-    text_query: str | None
+    among: Sequence[int] | None = None  # only these agents (a ranked query's candidates)
     updated_since: Any = None
     health: str | None = None  # the agent's rolled-up health state
     dead_cutoff: Any = None  # hide agents down since before this time
@@ -98,11 +87,11 @@ class SearchFilters:
 class _Shape:
     """What a search statement looks like, without its values: the key of the statement cache."""
 
-    driver: str  # "term", "any", "text" or "all"
+    driver: str  # "term", "any" or "all"
     any_ranges: int  # with the "any" driver: how many tags, one ordered range each
     term_probes: int
     any_probe: bool
-    text_probe: bool
+    among: bool
     since: bool
     health: bool
     hide_dead: bool
@@ -117,13 +106,15 @@ class SearchStatements:
     def __init__(self, dialect: str, listed_columns: Sequence[str]) -> None:
         self._sqlite = dialect == "sqlite"
         self._listed_columns = listed_columns
-        self._shapes: dict[_Shape, Select[Any]] = {}
+        self._shapes: dict[tuple[_Shape, tuple[str, ...]], Select[Any]] = {}
 
-    def page(self, filters: SearchFilters, counts: dict[tuple[str, str], int]) -> tuple[Select[Any], dict[str, Any]]:
+    def page(
+        self, filters: SearchFilters, counts: dict[tuple[str, str], int], columns: Sequence[str] | None = None
+    ) -> tuple[Select[Any], dict[str, Any]]:
         """The page statement and its parameters (all but `after` and `limit`), given how many
-        agents hold each term of the filters."""
+        agents hold each term of the filters; it lists `columns` of agents (default: the listed ones)."""
         shape, params = self.plan(filters, counts)
-        return self._statement(shape), params
+        return self._statement(shape, tuple(columns or self._listed_columns)), params
 
     def plan(self, filters: SearchFilters, counts: dict[tuple[str, str], int]) -> tuple[_Shape, dict[str, Any]]:
         """The statement's shape (which index drives it, which filters probe) and its parameters."""
@@ -136,14 +127,14 @@ class SearchStatements:
             any_ranges,
             len(probes),
             bool(filters.any_tags) and driver != "any",
-            filters.text_query is not None and driver != "text",
+            filters.among is not None,
             filters.updated_since is not None,
             filters.health is not None,
             filters.dead_cutoff is not None,
             filters.status is not None,
         )
         params: dict[str, Any] = {
-            "q": filters.text_query,
+            "among": list(filters.among or ()),
             "any": filters.any_tags,
             "since": filters.updated_since,
             "health": filters.health,
@@ -162,33 +153,29 @@ class SearchStatements:
     def _choose_driver(
         filters: SearchFilters, ordered: list[tuple[int, tuple[str, str]]], counts: dict[tuple[str, str], int]
     ) -> str:
+        if filters.among is not None:
+            return "all"  # a ranked query's few candidates, each probed
         rarest = ordered[0][0] if ordered else None
-        if filters.any_tags:
-            any_count = sum(counts[("tag", tag)] for tag in filters.any_tags)
-            # Not with text to match and common tags: a full-text probe of one agent reads the
-            # word's whole doclist, so the text index drives.
-            common_with_text = filters.text_query is not None and any_count > RARE_TERM
-            if (rarest is None or any_count < rarest) and not common_with_text:
-                return "any"
-        if filters.text_query is not None and (rarest is None or rarest > RARE_TERM):
-            return "text"
+        if filters.any_tags and (rarest is None or sum(counts[("tag", tag)] for tag in filters.any_tags) < rarest):
+            return "any"
         return "term" if ordered else "all"
 
-    def _statement(self, shape: _Shape) -> Select[Any]:
+    def _statement(self, shape: _Shape, columns: tuple[str, ...]) -> Select[Any]:
         # Statements are cached by shape with bound values, so SQLAlchemy's compiled cache is hit
         # and no aliases are rebuilt per request.
-        stmt = self._shapes.get(shape)
+        stmt = self._shapes.get((shape, columns))
         if stmt is None:
-            stmt = self._shapes[shape] = self._listing(self._build(shape))
+            stmt = self._shapes[(shape, columns)] = self._listing(self._build(shape), columns)
         return stmt
 
-    def _listing(self, page: Select[Any] | CompoundSelect) -> Select[Any]:
+    @staticmethod
+    def _listing(page: Select[Any] | CompoundSelect, columns: tuple[str, ...]) -> Select[Any]:
         # The agents' rows come with their pks, in one statement: one round trip, one snapshot.
         # The page is a subquery with a LIMIT, which neither database flattens into the join.
         pks = page.subquery("page")
         listed = _AGENTS.alias("listed")
         return (
-            select(*(listed.c[name] for name in self._listed_columns))
+            select(*(listed.c[name] for name in columns))
             .join_from(listed, pks, listed.c.pk == next(iter(pks.c)))
             .order_by(listed.c.pk)
         )
@@ -227,8 +214,8 @@ class SearchStatements:
                     probe.c.value.in_(bindparam("any", expanding=True)),
                 )
             )
-        if shape.text_probe:
-            stmt = stmt.where(self._text_probe(driver_pk))
+        if shape.among:
+            stmt = stmt.where(driver_pk.in_(bindparam("among", expanding=True)))
         agent_conditions = self._agent_conditions(shape)
         if agent_conditions:
             stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, _AGENTS.c.pk > after, *agent_conditions))
@@ -255,12 +242,6 @@ class SearchStatements:
             table = _TERMS.alias("driver")
             stmt = select(table.c.agent_pk).where(table.c.kind == bindparam("dk"), table.c.value == bindparam("dv"))
             return table.c.agent_pk, stmt
-        if driver == "text" and self._sqlite:
-            return _FTS.c.rowid, select(_FTS.c.rowid).where(text("agent_fts MATCH :q"))
-        if driver == "text":
-            return _SEARCH.c.agent_pk, select(_SEARCH.c.agent_pk).where(
-                text("agent_search.document_tsv @@ CAST(:q AS tsquery)")
-            )
         return _AGENTS.c.pk, select(_AGENTS.c.pk)
 
     @staticmethod
@@ -285,15 +266,3 @@ class SearchStatements:
             branches.append(branch.where(term_pk > bindparam("after")).order_by(term_pk))
         driver = union_all(*branches).subquery("driver")
         return driver.c.agent_pk, select(driver.c.agent_pk).distinct()
-
-    def _text_probe(self, driver_pk: ColumnElement[int]) -> ColumnElement[bool]:
-        if self._sqlite:
-            # FTS5 answers "MATCH and rowid = ?" by seeking in the doclist, not by scanning it.
-            fts = _FTS.alias("fts_probe")
-            return exists().where(fts.c.rowid == driver_pk, text("fts_probe.agent_fts MATCH :q"))
-        search = _SEARCH.alias("search_probe")
-        return exists().where(
-            search.c.agent_pk == driver_pk,
-            search.c.agent_pk > bindparam("after"),
-            text("search_probe.document_tsv @@ CAST(:q AS tsquery)"),
-        )

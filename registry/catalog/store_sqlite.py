@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import functools
-import re
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, insert, update
+from sqlalchemy import Connection, Engine, column, delete, func, insert, select, table, update
 from sqlalchemy.sql.expression import FromClause
 
-from registry.catalog.models import Agent
-from registry.catalog.store import MAX_QUERY_WORDS, CatalogStore, TableRows
-from registry.catalog.store_search import FTS_TABLE
+from registry.catalog.models import Agent, AgentEmbedding
+from registry.catalog.search_index import FIELD_LIST, FTS_TABLE, Fields, SearchIndex
+from registry.catalog.store import CatalogStore, TableRows
 from registry.db import DriverStatement, writer_lock
+from registry.retrieval.embedding import Embedder
+from registry.retrieval.scoring import FIELDS
 
 
 @functools.lru_cache(maxsize=64)
@@ -21,12 +23,56 @@ def _insert(table: Any, columns: tuple[str, ...]) -> DriverStatement:
     return DriverStatement(insert(table), columns)
 
 
-_WORDS = re.compile(r"\w+", re.UNICODE)
+_EMBEDDINGS = AgentEmbedding.__table__
+_TERMS = table("agent_fts_terms", column("term"), column("doc"))
+
+
+class SqliteSearchIndex(SearchIndex):
+    def text_table(self) -> FromClause:
+        return FTS_TABLE
+
+    def text_row(self, pk: int, fields: Fields) -> dict[str, Any]:
+        return {"rowid": pk, **dict(zip(FIELDS, fields))}
+
+    def markers(self, conn: Connection, count: int) -> list[dict[str, int]]:
+        # Writers take turns (the caller holds the one writer), so markers grow in commit order.
+        last = conn.scalar(select(func.max(_EMBEDDINGS.c.marker))) or 0
+        return [{"marker": last + n} for n in range(1, count + 1)]
+
+    def remove_text(self, conn: Connection, agent_pk: int) -> None:
+        conn.execute(delete(FTS_TABLE).where(FTS_TABLE.c.rowid == agent_pk))
+
+    def count_documents(self, conn: Connection) -> int:
+        return int(conn.exec_driver_sql("SELECT count(*) FROM agent_fts").scalar() or 0)
+
+    def term_counts(self, conn: Connection, terms: Sequence[str]) -> dict[str, int]:
+        counts = dict.fromkeys(terms, 0)
+        counts.update(
+            (row.term, int(row.doc))
+            for row in conn.execute(select(_TERMS.c.term, _TERMS.c.doc).where(_TERMS.c.term.in_(terms)))
+        )
+        return counts
+
+    def match(self, term: str, heads_only: bool) -> str:
+        # Terms are letters and digits only (`registry.retrieval.analysis`): quoted, a plain string.
+        return f'{{name skills tags}}: "{term}"' if heads_only else f'"{term}"'
+
+    def arm_sql(self, param: str) -> str:
+        return f"SELECT rowid, {FIELD_LIST} FROM agent_fts WHERE agent_fts MATCH :{param}"
+
+    def embeddings_since(self, conn: Connection, marker: Any) -> tuple[list[tuple[int, bytes]], Any]:
+        since = int(marker or 0)
+        rows = conn.execute(
+            select(_EMBEDDINGS.c.agent_pk, _EMBEDDINGS.c.vector, _EMBEDDINGS.c.marker).where(
+                _EMBEDDINGS.c.marker > since, _EMBEDDINGS.c.model == self.embedder.model_id
+            )
+        ).all()
+        return [(pk, bytes(vector)) for pk, vector, _ in rows], max([since, *(row.marker for row in rows)])
 
 
 class SqliteCatalogStore(CatalogStore):
-    def __init__(self, engine: Engine, reads: Engine) -> None:
-        super().__init__(engine, reads)
+    def __init__(self, engine: Engine, reads: Engine, embedder: Embedder) -> None:
+        super().__init__(engine, reads, SqliteSearchIndex(embedder))
         self._writer = writer_lock(engine)
 
     def writing(self) -> AbstractContextManager[object]:
@@ -50,14 +96,3 @@ class SqliteCatalogStore(CatalogStore):
         # No row locks, and the driver opens the transaction only at the first write: a write that
         # changes nothing takes the database's write lock before anything is read.
         conn.execute(update(Agent).where(Agent.pk == agent_pk).values(status=Agent.status))
-
-    def documents(self, rows: list[tuple[int, str]]) -> tuple[FromClause, list[dict[str, Any]]]:
-        return FTS_TABLE, [{"rowid": pk, "document": document} for pk, document in rows]
-
-    def remove_document(self, conn: Connection, agent_pk: int) -> None:
-        conn.execute(delete(FTS_TABLE).where(FTS_TABLE.c.rowid == agent_pk))
-
-    def text_query(self, user_text: str) -> str | None:
-        # FTS5 folds the words as it folded the documents (`unicode61 remove_diacritics 2`).
-        words = _WORDS.findall(user_text)[:MAX_QUERY_WORDS]
-        return " ".join(f'"{word}"*' for word in words) or None

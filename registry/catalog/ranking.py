@@ -1,0 +1,181 @@
+"""Ranked search: what a query in words finds, best first. The one retrieval path of every
+search surface (`GET /v1/agents?q=`, the CLI's `search --text`, and the surfaces built on
+`CatalogSearch`).
+
+1. Lexical candidates: the query's stemmed terms, any of them, from the text index. A term held
+   by few agents brings all of them; a common one brings a bounded share, those with it in a name
+   or tag first. Scored with BM25F over the fields the index returns (`retrieval.scoring`).
+2. Semantic candidates: the nearest agents to the query's embedding, from the in-process vector
+   index, which reads what other processes wrote before every search (`retrieval.vectors`).
+3. Fusion into one score in [0, 1]; an agent found only by meaning needs `semantic_floor`.
+4. The exact filters (tags, modes, status, health, …) on the candidates, in the database. When
+   the filters alone leave few agents, those agents are ranked instead, so that a narrow filter
+   never loses its matches behind a thousand better ones elsewhere.
+
+Health and signature state break ties among equally scored agents. A ranked search returns at
+most `max_results` agents (the best); pages of it are cursors over that order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy
+
+from registry.catalog.search_index import Arm
+from registry.catalog.store import CatalogStore
+from registry.catalog.store_search import SearchFilters
+from registry.retrieval.analysis import query_terms
+from registry.retrieval.embedding import Embedder
+from registry.retrieval.scoring import LexicalMatch, bm25f, fuse, idf
+from registry.retrieval.vectors import LiveVectors, VectorIndex
+
+HEALTH_ORDER = {"up": 0, "degraded": 1, "unknown": 2, "down": 3}
+SIGNATURE_ORDER = {"verified": 0, "unsigned": 1, "unverifiable": 2, "invalid": 3}
+_STATE_COLUMNS = ("pk", "health_state", "signature_state")
+
+
+@dataclasses.dataclass(frozen=True)
+class RankingSettings:
+    candidates: int = 1000  # lexical candidates read per query, at most
+    nearest: int = 200  # semantic candidates per query
+    semantic_floor: float = 0.30  # cosine an agent found by meaning alone must reach
+    score_floor: float = 0.0  # fused score every result must reach
+    narrow_filters: int = 1000  # filters leaving at most this many agents: rank those agents
+    max_results: int = 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class Relevance:
+    """Why an agent is in a ranked result: its score, the fields holding query terms, and the two
+    scores fused (BM25F; cosine similarity)."""
+
+    score: float
+    matched: tuple[str, ...]
+    lexical: float
+    semantic: float
+
+    def sort_key(self, health: str, signature: str, pk: int) -> tuple[float, int, int, int]:
+        return (-self.score, HEALTH_ORDER.get(health, 9), SIGNATURE_ORDER.get(signature, 9), pk)
+
+
+@dataclasses.dataclass(frozen=True)
+class Ranked:
+    pk: int
+    relevance: Relevance
+    key: tuple[float, int, int, int]  # the order of results (`Relevance.sort_key`)
+
+
+class RankedSearch:
+    def __init__(self, store: CatalogStore, embedder: Embedder, settings: RankingSettings | None = None) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._settings = settings or RankingSettings()
+        self._vectors = LiveVectors(VectorIndex(embedder.dimensions), store.embeddings_since)
+
+    @property
+    def semantic(self) -> bool:
+        return bool(self._embedder.dimensions)
+
+    def rank(self, text: str, filters: SearchFilters, ranking: str = "fused") -> list[Ranked]:
+        """Agents matching `filters` that `text` finds, best first (`ranking`: fused, lexical or semantic)."""
+        terms = query_terms(text) if ranking != "semantic" else []
+        query = self.embed(text) if ranking != "lexical" else None
+        if not terms and query is None:
+            return []
+        among = self._narrowed(filters)
+        lexical = self._lexical(terms, among)
+        semantic = self._semantic(query, among, lexical)
+        scored = self._fused(lexical, semantic, ranking)
+        return self._filtered(scored, filters)
+
+    def embed(self, text: str) -> numpy.ndarray | None:
+        """The query's embedding; None when semantic search is off."""
+        return self._embedder.embed([text])[0] if self.semantic else None
+
+    def nearest(self, query: numpy.ndarray, k: int) -> list[tuple[int, float]]:
+        """The `k` agents nearest `query`, whatever their score (for suggestions)."""
+        self._vectors.refresh()
+        return self._vectors.index.nearest(query, k)
+
+    def _narrowed(self, filters: SearchFilters) -> list[int] | None:
+        """The agents the filters alone leave, when they are few; None when they are many."""
+        narrowing = [kind for kind, _ in filters.terms if kind != "status"]
+        if not (narrowing or filters.any_tags or filters.health or filters.updated_since):
+            return None
+        limit = self._settings.narrow_filters
+        rows = self._store.search(filters, 0, limit + 1, ("pk",))
+        return [row.pk for row in rows] if len(rows) <= limit else None
+
+    def _lexical(self, terms: list[str], among: list[int] | None) -> dict[int, LexicalMatch]:
+        if not terms:
+            return {}
+        counts, documents = self._store.term_counts(terms)
+        weights = {term: idf(counts[term], documents) for term in terms if counts[term]}
+        if not weights:
+            return {}
+        if among is not None:
+            fields = self._store.documents(among) if among else {}
+        else:
+            fields = self._store.candidates(self._arms(weights, counts))
+        return bm25f(weights, fields.items())
+
+    def _arms(self, weights: dict[str, float], counts: dict[str, int]) -> list[Arm]:
+        """Rare terms bring every agent holding them, while they fit in half the budget; each
+        common term brings a share of the rest, half from names and tags."""
+        budget = self._settings.candidates
+        arms: list[Arm] = []
+        common: list[str] = []
+        taken = 0
+        for count, term in sorted((counts[term], term) for term in weights):
+            if taken + count <= budget // 2:
+                arms.append((term, False, None))
+                taken += count
+            else:
+                common.append(term)
+        share = max(20, (budget - taken) // (2 * len(common))) if common else 0
+        arms.extend(arm for term in common for arm in ((term, True, share), (term, False, share)))
+        return arms
+
+    def _semantic(
+        self, query: numpy.ndarray | None, among: list[int] | None, lexical: dict[int, LexicalMatch]
+    ) -> dict[int, float]:
+        if query is None:
+            return {}
+        self._vectors.refresh()
+        index = self._vectors.index
+        if among is not None:
+            return index.similarities(query, among)
+        similar = dict(index.nearest(query, self._settings.nearest))
+        missing = [pk for pk in lexical if pk not in similar]
+        return {**index.similarities(query, missing), **similar}
+
+    def _fused(
+        self, lexical: dict[int, LexicalMatch], semantic: dict[int, float], ranking: str
+    ) -> dict[int, Relevance]:
+        settings = self._settings
+        scored = {}
+        for pk in lexical.keys() | semantic.keys():
+            match, cosine = lexical.get(pk), semantic.get(pk, 0.0)
+            if match is None and cosine < settings.semantic_floor:
+                continue
+            score = round(fuse(match.score if match else 0.0, cosine, ranking), 4)
+            if score > settings.score_floor:
+                lexical_score = round(match.score, 4) if match else 0.0
+                scored[pk] = Relevance(score, match.fields if match else (), lexical_score, round(cosine, 4))
+        return scored
+
+    def _filtered(self, scored: dict[int, Relevance], filters: SearchFilters) -> list[Ranked]:
+        """The scored agents that pass every filter, in result order, at most `max_results`."""
+        if not scored:
+            return []
+        best = sorted(scored, key=lambda pk: -scored[pk].score)[: self._settings.max_results * 2]
+        checked = dataclasses.replace(filters, among=best)
+        rows = self._store.search(checked, 0, len(best), _STATE_COLUMNS)
+        ranked = [Ranked(row.pk, scored[row.pk], scored[row.pk].sort_key(*_states(row))) for row in rows]
+        return sorted(ranked, key=lambda r: r.key)[: self._settings.max_results]
+
+
+def _states(row: Any) -> tuple[str, str, int]:
+    return row.health_state, row.signature_state, row.pk

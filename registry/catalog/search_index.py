@@ -1,0 +1,135 @@
+"""The catalog's search index: each agent's analysed text and its embedding, and the statements
+that find a ranked query's candidates in them. SQLite keeps the text in an FTS5 table, PostgreSQL
+in a table with a GIN-indexed vector; both keep embeddings in `agent_embeddings`.
+
+The database only finds candidates; `registry.retrieval.scoring` scores them from the fields
+returned here, so both databases rank alike.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from sqlalchemy import Connection, Integer, Text, column, delete, func, select, table, text
+from sqlalchemy.sql.expression import FromClause
+
+from registry.catalog.models import AgentEmbedding
+from registry.catalog.records import embedding_text, search_fields
+from registry.retrieval import embedding
+from registry.retrieval.analysis import field_text
+from registry.retrieval.scoring import FIELDS
+from registry.validation import CardSummary
+
+Fields = tuple[str, ...]  # an agent's analysed text, by `FIELDS`
+Arm = tuple[str, bool, int | None]  # a term, whether only names and tags count, at most how many agents
+TableRows = dict[Any, list[dict[str, Any]]]
+
+FTS_TABLE = table("agent_fts", column("rowid", Integer), *(column(f, Text) for f in FIELDS))
+_EMBEDDINGS = AgentEmbedding.__table__
+FIELD_LIST = ", ".join(FIELDS)
+# Names and skill names weigh A in PostgreSQL's vector, tags B, the rest C (see 0001_baseline).
+_WEIGHTS = ("A", "A", "B", "C")
+
+
+class CachedCount:
+    """A number that is costly to count and changes slowly, kept for `ttl` seconds."""
+
+    def __init__(self, ttl: float = 60.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._ttl, self._monotonic = ttl, monotonic
+        self._value: tuple[float, Any] | None = None
+        self._lock = threading.Lock()
+
+    def get(self, count: Callable[[], Any]) -> Any:
+        with self._lock:
+            if self._value is None or self._value[0] <= self._monotonic():
+                self._value = (self._monotonic() + self._ttl, count())
+            return self._value[1]
+
+
+class SearchIndex:
+    """What each database does its own way is in the subclasses below."""
+
+    def __init__(self, embedder: embedding.Embedder) -> None:
+        self.embedder = embedder
+        self._documents = CachedCount()
+
+    def rows(self, conn: Connection, agents: Sequence[tuple[int, CardSummary]]) -> TableRows:
+        """The index rows of agents (pk, summary) about to be written on `conn`."""
+        texts = {pk: tuple(field_text(texts) for texts in search_fields(summary)) for pk, summary in agents}
+        rows: TableRows = {self.text_table(): [self.text_row(pk, fields) for pk, fields in texts.items()]}
+        if self.embedder.dimensions:
+            vectors = embedding.pack(self.embedder.embed([embedding_text(summary) for _, summary in agents]))
+            markers = self.markers(conn, len(agents))
+            rows[_EMBEDDINGS] = [
+                {"agent_pk": pk, "model": self.embedder.model_id, "vector": vector, **marker}
+                for (pk, _), vector, marker in zip(agents, vectors, markers)
+            ]
+        return rows
+
+    def remove(self, conn: Connection, agent_pk: int) -> None:
+        conn.execute(delete(_EMBEDDINGS).where(_EMBEDDINGS.c.agent_pk == agent_pk))
+        self.remove_text(conn, agent_pk)
+
+    def document_count(self, conn: Connection) -> int:
+        """About how many agents the text index holds (kept a minute)."""
+        return max(1, int(self._documents.get(lambda: self.count_documents(conn))))
+
+    def candidates(self, conn: Connection, arms: Sequence[Arm]) -> dict[int, Fields]:
+        """The agents each arm finds (its term in any field, or only in names and tags; all of
+        them, or at most so many), with their fields; one statement."""
+        if not arms:
+            return {}
+        selects, params = [], {}
+        for index, (term, heads_only, limit) in enumerate(arms):
+            params[f"t{index}"] = self.match(term, heads_only)
+            bound = f" LIMIT {int(limit)}" if limit is not None else ""
+            selects.append(f"SELECT * FROM ({self.arm_sql(f't{index}')}{bound}) AS arm{index}")
+        with self.forced_index(conn):
+            return {row[0]: tuple(row[1:]) for row in conn.execute(text(" UNION ALL ".join(selects)), params)}
+
+    def documents(self, conn: Connection, pks: Sequence[int]) -> dict[int, Fields]:
+        """The fields of the given agents."""
+        source = self.text_table()
+        key = source.c.rowid if "rowid" in source.c else source.c.agent_pk
+        statement = select(key, *(source.c[f] for f in FIELDS)).where(key.in_(pks))
+        return {row[0]: tuple(row[1:]) for row in conn.execute(statement)}
+
+    def embeddings_since(self, conn: Connection, marker: Any) -> tuple[list[tuple[int, bytes]], Any]:
+        """Vectors of the current model written since `marker` (None: all), and the next marker."""
+        raise NotImplementedError
+
+    # -- what each database does its own way ----------------------------------------------
+
+    def text_table(self) -> FromClause:
+        raise NotImplementedError
+
+    def text_row(self, pk: int, fields: Fields) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def markers(self, conn: Connection, count: int) -> list[dict[str, int]]:
+        """The `marker` values of `count` new embedding rows (nothing where the server assigns them)."""
+        return [{}] * count
+
+    def remove_text(self, conn: Connection, agent_pk: int) -> None:
+        raise NotImplementedError
+
+    def count_documents(self, conn: Connection) -> int:
+        raise NotImplementedError
+
+    def term_counts(self, conn: Connection, terms: Sequence[str]) -> dict[str, int]:
+        """How many agents hold each term."""
+        raise NotImplementedError
+
+    def match(self, term: str, heads_only: bool) -> str:
+        raise NotImplementedError
+
+    def arm_sql(self, param: str) -> str:
+        raise NotImplementedError
+
+    def forced_index(self, conn: Connection) -> AbstractContextManager[object]:
+        """Held while candidates are read: the planner uses the text index (PostgreSQL)."""
+        return nullcontext()

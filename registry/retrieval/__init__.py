@@ -1,0 +1,1 @@
+"""Ranked retrieval: text analysis, embeddings, the in-process vector index, scoring."""
