@@ -70,10 +70,16 @@ def register(url: str, jwks_url: str | None, registry: str, token: str | None, a
     emit(agent, as_json, _show_registered)
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--tag", "tags", multiple=True, help="Skill tag; repeatable (all must match).")
 @click.option("--any", "match_any", is_flag=True, help="Match any of the tags instead of all.")
-@click.option("--text", default=None, help="Words to find in names, descriptions and skills.")
+@click.option("--text", default=None, help="What you are looking for, in words: results come best first.")
+@click.option(
+    "--ranking",
+    default=None,
+    type=click.Choice(["fused", "lexical", "semantic"]),
+    help="With --text: words and meaning (fused, the default), words only, or meaning only.",
+)
 @click.option("--skill", default=None, help="Skill id.")
 @click.option("--input-mode", default=None, help="Media type the agent accepts.")
 @click.option("--output-mode", default=None, help="Media type the agent produces.")
@@ -102,11 +108,14 @@ def register(url: str, jwks_url: str | None, registry: str, token: str | None, a
 @click.option("--cursor", default=None, help="Continue from a previous page.")
 @registry_option
 @json_option
+@click.pass_context
 @reports_errors
 def search(
+    ctx: click.Context,
     tags: tuple[str, ...],
     match_any: bool,
     text: str | None,
+    ranking: str | None,
     skill: str | None,
     input_mode: str | None,
     output_mode: str | None,
@@ -123,19 +132,25 @@ def search(
 ) -> None:
     """Find agents by tags, text, modes and capabilities.
 
-    Shows active agents only, unless --status says otherwise, and hides agents that have been
-    down for long unless --include-dead is given.
+    With --text, agents come best first: by the words they share with the text (stemmed, names
+    and tags weighing most) and by meaning, each with its score. Without it, in registration
+    order. Shows active agents only, unless --status says otherwise, and hides agents that have
+    been down for long unless --include-dead is given.
 
     \b
     Examples:
       agentdex search --tag weather --tag forecast
-      agentdex search --text "currency conversion" --verified --health up
+      agentdex search --text "convert 100 euros to yen" --verified --health up
+      agentdex search reindex     (on the registry's host: rebuild the search index)
     """
+    if ctx.invoked_subcommand is not None:
+        return
     if verified and signature not in (None, "verified"):
         raise CliError("--verified and --signature contradict each other", ExitCode.USAGE)
     params: dict[str, Any] = {
         "tag": list(tags),
         "q": text,
+        "ranking": ranking,
         "skill": skill,
         "inputMode": input_mode,
         "outputMode": output_mode,
@@ -153,10 +168,13 @@ def search(
 
     def human(p: dict[str, Any]) -> None:
         for agent in p["items"]:
-            click.echo(_agent_line(agent))
+            relevance = agent.get("relevance")
+            click.echo((f"{relevance['score']:.2f}  " if relevance else "") + _agent_line(agent))
         click.echo(
             f"{len(p['items'])} agent(s)" + (f"; more with --cursor {p['nextCursor']}" if p["nextCursor"] else "")
         )
+        if p.get("suggestedTags"):
+            click.echo("Nothing close enough. Tags near it: " + ", ".join(p["suggestedTags"]))
 
     emit(page, as_json, human)
 

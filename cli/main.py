@@ -36,7 +36,7 @@ COMMANDS = {
     "db": LazyCommand("cli.server:db"),
     "tokens": LazyCommand("cli.tokens:tokens"),
     "register": LazyCommand("cli.catalog:register"),
-    "search": LazyCommand("cli.catalog:search"),
+    "search": LazyCommand("cli.catalog:search", ("cli.search_index",)),
     "show": LazyCommand("cli.catalog:show"),
     "deprecate": LazyCommand("cli.catalog:deprecate"),
     "undeprecate": LazyCommand("cli.catalog:undeprecate"),

@@ -22,8 +22,8 @@ from registry.catalog import (
 from registry.db import WalCheckpointer, make_engine, make_session_factory, queue_claims, single_statements, sqlite_path
 from registry.health import CrawlPolicy, CrawlService, HealthPolicy, HealthProbe, HealthService
 from registry.outbound import OutboundPolicy, SafeHttpClient
-from registry.retrieval.embedding import Embedder, NullEmbedder, WordLlamaEmbedder
 from registry.relay import RelayServices, build_relay, card_key_sources, relay_policy
+from registry.retrieval.embedding import Embedder, NullEmbedder, WordLlamaEmbedder
 from registry.settings import Settings
 from registry.trust import (
     Endorser,

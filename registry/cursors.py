@@ -59,10 +59,10 @@ def decode_ranked_cursor(cursor: str | None) -> RankKey | None:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         kind, score, health, signature, pk = raw.split(":")
-        place = (float(score), int(health), int(signature), parse_pk(pk))
-        valid = math.isfinite(place[0]) and place[3] is not None and all(0 <= part < 10 for part in place[1:3])
-        if kind == "r" and valid:
-            return place[0], place[1], place[2], place[3]
+        place, health_rank, signature_rank, last_pk = float(score), int(health), int(signature), parse_pk(pk)
+        ranks_valid = 0 <= health_rank < 10 and 0 <= signature_rank < 10
+        if kind == "r" and last_pk is not None and math.isfinite(place) and ranks_valid:
+            return place, health_rank, signature_rank, last_pk
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
     raise InvalidRequest("cursor is not one of this ranked search; start again without it")

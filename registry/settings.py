@@ -141,7 +141,7 @@ class Settings:
     # Ranked search: the embedding model on (semantic and fused ranking) or off (lexical only),
     # and the cosine an agent found by meaning alone must reach.
     search_semantic: bool = True
-    search_semantic_floor: float = 0.30
+    search_semantic_floor: float = 0.10
     secret_generated: bool = False
     worker: WorkerSettings = WorkerSettings()
     trust: TrustSettings = TrustSettings()

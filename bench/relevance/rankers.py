@@ -62,6 +62,11 @@ class Context:
 
 RANKERS: dict[str, Callable[[Context], Ranker]] = {
     "api": lambda c: c.api(),
+    "api-lexical": lambda c: c.api("&ranking=lexical"),
+    "api-semantic": lambda c: c.api("&ranking=semantic"),
+    "api-f10": lambda c: c.api(search_semantic_floor=0.10),
+    "api-f12": lambda c: c.api(search_semantic_floor=0.12),
+    "api-f15": lambda c: c.api(search_semantic_floor=0.15),
     "bm25": lambda c: c.bm25(),
     "semantic": lambda c: c.semantic(),
     "fused-rrf": lambda c: FusedRRF(c.bm25(), c.semantic()),

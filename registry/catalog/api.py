@@ -11,7 +11,6 @@ from registry.auth import requires
 from registry.catalog.presenters import agent_json, page_json
 from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, STATUS_FILTERS, AgentQuery
 from registry.errors import BadRequest, InvalidRequest
-from registry.retrieval.scoring import RANKINGS
 from registry.request_input import (
     current_actor,
     json_body,
@@ -22,6 +21,7 @@ from registry.request_input import (
     refuse_unknown,
     string_field,
 )
+from registry.retrieval.scoring import RANKINGS
 from registry.trust import SIGNATURE_STATES, endorsed_card_response
 
 bp = Blueprint("agents", __name__, url_prefix="/v1/agents")

@@ -40,8 +40,7 @@ _STATE_COLUMNS = ("pk", "health_state", "signature_state")
 class RankingSettings:
     candidates: int = 1000  # lexical candidates read per query, at most
     nearest: int = 200  # semantic candidates per query
-    semantic_floor: float = 0.30  # cosine an agent found by meaning alone must reach
-    score_floor: float = 0.0  # fused score every result must reach
+    semantic_floor: float = 0.10  # cosine an agent found by meaning alone must reach (bench/relevance.py)
     narrow_filters: int = 1000  # filters leaving at most this many agents: rank those agents
     max_results: int = 1000
 
@@ -161,9 +160,8 @@ class RankedSearch:
             if match is None and cosine < settings.semantic_floor:
                 continue
             score = round(fuse(match.score if match else 0.0, cosine, ranking), 4)
-            if score > settings.score_floor:
-                lexical_score = round(match.score, 4) if match else 0.0
-                scored[pk] = Relevance(score, match.fields if match else (), lexical_score, round(cosine, 4))
+            lexical_score = round(match.score, 4) if match else 0.0
+            scored[pk] = Relevance(score, match.fields if match else (), lexical_score, round(cosine, 4))
         return scored
 
     def _filtered(self, scored: dict[int, Relevance], filters: SearchFilters) -> list[Ranked]:

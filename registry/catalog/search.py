@@ -12,9 +12,10 @@ from sqlalchemy import Row
 
 from registry.catalog.drift import card_drift
 from registry.catalog.models import AgentCard
-from registry.catalog.records import MAX_TERM, normalize_mode, normalize_tag
-from registry.catalog.store import CatalogStore
 from registry.catalog.ranking import RankedSearch, Relevance
+from registry.catalog.records import MAX_TERM, normalize_mode, normalize_tag
+from registry.catalog.reindex import SearchReindex
+from registry.catalog.store import CatalogStore
 from registry.catalog.store_search import SearchFilters
 from registry.cursors import decode_cursor, decode_ranked_cursor, encode_cursor, encode_ranked_cursor
 from registry.db.types import utcnow
@@ -154,6 +155,10 @@ class CatalogSearch:
             dead_cutoff=self._dead_cutoff(query),
             status=status,
         )
+
+    def reindex(self, every: bool = False, progress: Callable[[int], None] = lambda done: None) -> int:
+        """Rebuild the search index (`registry.catalog.reindex`); how many agents."""
+        return SearchReindex(self._store).run(every, progress)
 
     def _dead_cutoff(self, query: AgentQuery) -> dt.datetime | None:
         """Issue 5: agents down since before this time leave default search."""

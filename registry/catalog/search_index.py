@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from sqlalchemy import Connection, Integer, Text, column, delete, func, select, table, text
-from sqlalchemy.sql.expression import FromClause
+from sqlalchemy import Connection, Integer, Text, column, delete, select, table, text
+from sqlalchemy.sql.expression import TableClause
 
 from registry.catalog.models import AgentEmbedding
 from registry.catalog.records import embedding_text, search_fields
@@ -71,7 +71,7 @@ class SearchIndex:
         return rows
 
     def remove(self, conn: Connection, agent_pk: int) -> None:
-        conn.execute(delete(_EMBEDDINGS).where(_EMBEDDINGS.c.agent_pk == agent_pk))
+        conn.execute(delete(AgentEmbedding).where(AgentEmbedding.agent_pk == agent_pk))
         self.remove_text(conn, agent_pk)
 
     def document_count(self, conn: Connection) -> int:
@@ -104,7 +104,7 @@ class SearchIndex:
 
     # -- what each database does its own way ----------------------------------------------
 
-    def text_table(self) -> FromClause:
+    def text_table(self) -> TableClause:
         raise NotImplementedError
 
     def text_row(self, pk: int, fields: Fields) -> dict[str, Any]:

@@ -16,15 +16,15 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Row, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.expression import FromClause
 
 from registry.audit import AuditEntry
-from registry.catalog.models import Agent, AgentCard, AgentTerm, TagCountDelta
+from registry.catalog.models import Agent, AgentCard, AgentEmbedding, AgentTerm, TagCountDelta
 from registry.catalog.records import ACTIVE, CardRecord, agent_values, card_values, term_rows
 from registry.catalog.search_index import Arm, Fields, SearchIndex
 from registry.catalog.store_search import SearchFilters, SearchStatements, TermStats
 from registry.catalog.tag_counts import TagCounts
 from registry.trust import trust_rows
+from registry.validation import CardSummary
 
 TableRows = dict[Any, list[dict[str, Any]]]  # rows to insert, by table (a Table or a `table()` clause)
 
@@ -295,6 +295,31 @@ class CatalogStore:
             counts = {term: self._stats.count(conn, *term) for term in filters.counted_terms()}
             statement, params = self._search.page(filters, counts, columns)
             return list(conn.execute(statement, {**params, "after": after, "limit": limit}))
+
+    def current_cards(self, after: int, limit: int, missing_model: str | None = None) -> list[tuple[int, bytes]]:
+        """(pk, raw current card) of up to `limit` agents after pk `after`, in pk order; with
+        `missing_model`, only agents without an embedding of that model."""
+        statement = (
+            select(Agent.pk, AgentCard.raw)
+            .join(AgentCard, (AgentCard.agent_pk == Agent.pk) & AgentCard.is_current.is_(True))
+            .where(Agent.pk > after)
+            .order_by(Agent.pk)
+            .limit(limit)
+        )
+        if missing_model is not None:
+            embedded = select(AgentEmbedding.agent_pk).where(
+                AgentEmbedding.agent_pk == Agent.pk, AgentEmbedding.model == missing_model
+            )
+            statement = statement.where(~embedded.exists())
+        with self._reads.connect() as conn:
+            return [(pk, bytes(raw)) for pk, raw in conn.execute(statement)]
+
+    def reindex(self, agents: Sequence[tuple[int, CardSummary]]) -> None:
+        """Write the search index rows of agents again, from their summaries."""
+        with self.writing(), self.engine.begin() as conn:
+            for pk, _ in agents:
+                self.index.remove(conn, pk)
+            self.insert_tables(conn, self.index.rows(conn, agents))
 
     # -- a ranked query's candidates (`registry.catalog.ranking`) -------------------------
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import Connection, Engine, TextClause, column, delete, select, table, text
-from sqlalchemy.sql.expression import FromClause
+from sqlalchemy.sql.expression import TableClause
 
 from registry.catalog.models import Agent, AgentEmbedding
 from registry.catalog.search_index import FIELD_LIST, CachedCount, Fields, SearchIndex
@@ -54,7 +54,7 @@ class PostgresSearchIndex(SearchIndex):
         # a term held by half the catalog. They change with ANALYZE; kept ten minutes.
         self._common = CachedCount(ttl=600.0)
 
-    def text_table(self) -> FromClause:
+    def text_table(self) -> TableClause:
         return SEARCH_ROWS
 
     def text_row(self, pk: int, fields: Fields) -> dict[str, Any]:

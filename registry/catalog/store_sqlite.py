@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, column, delete, func, insert, select, table, update
-from sqlalchemy.sql.expression import FromClause
+from sqlalchemy.sql.expression import TableClause
 
 from registry.catalog.models import Agent, AgentEmbedding
 from registry.catalog.search_index import FIELD_LIST, FTS_TABLE, Fields, SearchIndex
@@ -28,7 +28,7 @@ _TERMS = table("agent_fts_terms", column("term"), column("doc"))
 
 
 class SqliteSearchIndex(SearchIndex):
-    def text_table(self) -> FromClause:
+    def text_table(self) -> TableClause:
         return FTS_TABLE
 
     def text_row(self, pk: int, fields: Fields) -> dict[str, Any]:

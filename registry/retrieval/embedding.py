@@ -84,7 +84,9 @@ class _TokenTable:
         sums = numpy.zeros((len(texts), self._vectors.shape[1]), dtype=numpy.float32)
         if not texts:
             return sums
-        ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+        # `encode_batch_fast` (tokenizers >= 0.20) skips the character offsets, which are unused here.
+        encodings = self._tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+        ids = [encoding.ids for encoding in encodings]
         lengths = [len(text_ids) for text_ids in ids]
         flat = numpy.fromiter(chain.from_iterable(ids), dtype=numpy.intp, count=sum(lengths))
         numpy.minimum(flat, self._last_id, out=flat)  # as wordllama clamps ids beyond its table

@@ -24,7 +24,7 @@ K1, B = 1.2, 0.75
 
 RANKINGS = ("fused", "lexical", "semantic")
 SEMANTIC_SHARE = 0.7  # of the fused score; the rest is lexical (bench/relevance.py --semantic-weight)
-LEXICAL_HALF = 6.0  # the BM25F score that counts as half a lexical match (the curve s / (s + half))
+LEXICAL_HALF = 25.0  # the BM25F score that counts as half a lexical match (the curve s / (s + half))
 
 
 def idf(documents_with_term: int, documents: int) -> float:

@@ -1,0 +1,34 @@
+"""Rebuilding the search index from the agents' current cards: after the embedding model changes
+(`agentdex search reindex`: the agents without a vector of the current model), or after the text
+analysis changes (`--all`: every agent's text and vector)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from registry import jsontext
+from registry.catalog.store import CatalogStore
+from registry.validation import summarize_card
+
+BATCH = 500  # agents per transaction
+
+
+class SearchReindex:
+    def __init__(self, store: CatalogStore, batch: int = BATCH) -> None:
+        self._store = store
+        self._batch = batch
+
+    def run(self, every: bool = False, progress: Callable[[int], None] = lambda done: None) -> int:
+        """Reindex the agents (all with `every`, else those lacking the current model's vector);
+        how many. `progress` is called with the running count after each batch."""
+        embedder = self._store.index.embedder
+        if not every and not embedder.dimensions:
+            return 0  # semantic search is off: no vectors to make, and the text is current
+        missing = None if every else embedder.model_id
+        done, after = 0, 0
+        while cards := self._store.current_cards(after, self._batch, missing):
+            self._store.reindex([(pk, summarize_card(jsontext.loads_stored(raw))) for pk, raw in cards])
+            done += len(cards)
+            after = cards[-1][0]
+            progress(done)
+        return done
