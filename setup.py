@@ -33,6 +33,9 @@ setup(
         # model that ships inside its wheel (no download at run time).
         "PyStemmer>=3.0,<4",
         "wordllama>=0.4,<0.5",
+        # registry/retrieval/embedding.py pools wordllama's token vectors itself, with the
+        # tokenizer's `encode_batch_fast` (0.20 and later).
+        "tokenizers>=0.20,<1",
         "numpy>=1.26,<3",
     ],
     extras_require={

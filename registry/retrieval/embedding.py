@@ -137,7 +137,7 @@ def _import_wordllama() -> ModuleType:
     root = logging.getLogger()
     level, handlers = root.level, list(root.handlers)
     try:
-        import wordllama  # type: ignore[import-untyped]
+        import wordllama
     finally:
         for handler in root.handlers[:]:
             if handler not in handlers:
