@@ -46,7 +46,7 @@ RankKey = tuple[float, int, int, int]  # a ranked result's place: -score, health
 
 
 def encode_ranked_cursor(key: RankKey) -> str:
-    """After the ranked result whose place is `key` (`registry.catalog.ranking.Relevance.sort_key`)."""
+    """After the ranked result whose place is `key` (`registry.catalog.ranking`)."""
     raw = "r:" + ":".join([repr(key[0]), *(str(part) for part in key[1:])])
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 

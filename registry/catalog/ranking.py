@@ -55,15 +55,12 @@ class Relevance:
     lexical: float
     semantic: float
 
-    def sort_key(self, health: str, signature: str, pk: int) -> tuple[float, int, int, int]:
-        return (-self.score, HEALTH_ORDER.get(health, 9), SIGNATURE_ORDER.get(signature, 9), pk)
-
 
 @dataclasses.dataclass(frozen=True)
 class Ranked:
     pk: int
     relevance: Relevance
-    key: tuple[float, int, int, int]  # the order of results (`Relevance.sort_key`)
+    key: tuple[float, int, int, int]  # its place in the order of results (`_place`)
 
 
 class RankedSearch:
@@ -111,7 +108,8 @@ class RankedSearch:
         if not terms:
             return {}
         counts, documents = self._store.term_counts(terms)
-        weights = {term: idf(counts[term], documents) for term in terms if counts[term]}
+        # The document count is kept a while (and an estimate on PostgreSQL); a term's is not.
+        weights = {term: idf(counts[term], max(counts[term], documents)) for term in terms if counts[term]}
         if not weights:
             return {}
         if among is not None:
@@ -152,28 +150,31 @@ class RankedSearch:
 
     def _fused(
         self, lexical: dict[int, LexicalMatch], semantic: dict[int, float], ranking: str
-    ) -> dict[int, Relevance]:
+    ) -> dict[int, tuple[float, Relevance]]:
+        """Each candidate's fused score (unrounded: the order) and its relevance (as shown)."""
         settings = self._settings
         scored = {}
         for pk in lexical.keys() | semantic.keys():
             match, cosine = lexical.get(pk), semantic.get(pk, 0.0)
             if match is None and cosine < settings.semantic_floor:
                 continue
-            score = round(fuse(match.score if match else 0.0, cosine, ranking), 4)
+            score = fuse(match.score if match else 0.0, cosine, ranking)
             lexical_score = round(match.score, 4) if match else 0.0
-            scored[pk] = Relevance(score, match.fields if match else (), lexical_score, round(cosine, 4))
+            relevance = Relevance(round(score, 4), match.fields if match else (), lexical_score, round(cosine, 4))
+            scored[pk] = (score, relevance)
         return scored
 
-    def _filtered(self, scored: dict[int, Relevance], filters: SearchFilters) -> list[Ranked]:
+    def _filtered(self, scored: dict[int, tuple[float, Relevance]], filters: SearchFilters) -> list[Ranked]:
         """The scored agents that pass every filter, in result order, at most `max_results`."""
         if not scored:
             return []
-        best = sorted(scored, key=lambda pk: -scored[pk].score)[: self._settings.max_results * 2]
+        best = sorted(scored, key=lambda pk: -scored[pk][0])[: self._settings.max_results * 2]
         checked = dataclasses.replace(filters, among=best)
         rows = self._store.search(checked, 0, len(best), _STATE_COLUMNS)
-        ranked = [Ranked(row.pk, scored[row.pk], scored[row.pk].sort_key(*_states(row))) for row in rows]
+        ranked = [Ranked(row.pk, scored[row.pk][1], _place(scored[row.pk][0], row)) for row in rows]
         return sorted(ranked, key=lambda r: r.key)[: self._settings.max_results]
 
 
-def _states(row: Any) -> tuple[str, str, int]:
-    return row.health_state, row.signature_state, row.pk
+def _place(score: float, row: Any) -> tuple[float, int, int, int]:
+    """A result's place in the order: best score first, then healthier, then verified, then older."""
+    return (-score, HEALTH_ORDER.get(row.health_state, 9), SIGNATURE_ORDER.get(row.signature_state, 9), row.pk)

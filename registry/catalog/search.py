@@ -128,9 +128,11 @@ class CatalogSearch:
             found = [tag for word in text.split()[:4] for tag, _ in self.tags(SUGGESTED_TAGS, word)]
             return list(dict.fromkeys(found))[:SUGGESTED_TAGS]
         nearest = [pk for pk, _ in self._ranked.nearest(query, 10)]
-        counts: dict[str, int] = {}
-        for row in self._listed(nearest, ("pk", "status", "tags")):
-            for tag in row.tags if row.status == "active" else ():
+        rows = {row.pk: row for row in self._listed(nearest, ("pk", "status", "tags"))}
+        counts: dict[str, int] = {}  # in order of first appearance, nearest agent first
+        for pk in nearest:
+            row = rows.get(pk)
+            for tag in row.tags if row is not None and row.status == "active" else ():
                 counts[tag] = counts.get(tag, 0) + 1
         return sorted(counts, key=lambda tag: -counts[tag])[:SUGGESTED_TAGS]
 

@@ -242,7 +242,9 @@ class SearchStatements:
             table = _TERMS.alias("driver")
             stmt = select(table.c.agent_pk).where(table.c.kind == bindparam("dk"), table.c.value == bindparam("dv"))
             return table.c.agent_pk, stmt
-        return _AGENTS.c.pk, select(_AGENTS.c.pk)
+        # An alias: the agent conditions' EXISTS reads `agents` too, and must refer to this row.
+        agents = _AGENTS.alias("driver")
+        return agents.c.pk, select(agents.c.pk)
 
     @staticmethod
     def _any_arm(index: int) -> tuple[ColumnElement[int], Select[Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -36,7 +37,9 @@ class SqliteSearchIndex(SearchIndex):
 
     def markers(self, conn: Connection, count: int) -> list[dict[str, int]]:
         # Writers take turns (the caller holds the one writer), so markers grow in commit order.
-        last = conn.scalar(select(func.max(_EMBEDDINGS.c.marker))) or 0
+        # Past the largest marker left *and* the clock (microseconds): the row holding the largest
+        # may just have been deleted (a removal, a new card), and other processes have read it.
+        last = max(conn.scalar(select(func.max(_EMBEDDINGS.c.marker))) or 0, time.time_ns() // 1000)
         return [{"marker": last + n} for n in range(1, count + 1)]
 
     def remove_text(self, conn: Connection, agent_pk: int) -> None:

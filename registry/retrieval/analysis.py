@@ -45,7 +45,8 @@ def words(text: str) -> list[str]:
     """The words of `text`, folded: runs of letters and digits, lower case, no diacritics."""
     if text.isascii():
         return text.translate(_ASCII_WORDS).split()
-    folded = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+    # Decomposed first: compatibility forms ("№", "™", "ℍ") decompose into capitals, folded next.
+    folded = "".join(c for c in unicodedata.normalize("NFKD", text).casefold() if not unicodedata.combining(c))
     return _WORDS.findall(folded)
 
 

@@ -40,14 +40,28 @@ def test_tags_match_any(client, catalog):
     assert _names(client, "tag=maps&tag=forecast&match=any") == ["Weather Agent", "Travel Planner", "Map Maker"]
 
 
+def _ranked(client, query: str) -> list[tuple[str, list[str]]]:  # type: ignore[no-untyped-def]
+    """Names and matched fields of a ranked search's results, best first."""
+    response = client.get("/v1/agents?" + query)
+    assert response.status_code == 200, response.json
+    return [(a["name"], a["relevance"]["matched"]) for a in response.json["items"]]
+
+
 def test_text_query_covers_names_descriptions_and_skills(client, catalog):
-    assert _names(client, "q=flights") == ["Travel Planner"]
-    assert _names(client, "q=legacy") == ["Legacy Helper"]
-    assert _names(client, "q=plan trip") == ["Travel Planner"]  # every word, as a prefix
-    assert _names(client, "q=%22%27%29") == []  # punctuation only: nothing, and no error
+    # ranking=lexical: only agents sharing a word (fused also brings agents near in meaning).
+    assert _ranked(client, "q=flights&ranking=lexical") == [("Travel Planner", ["description"])]
+    assert _ranked(client, "q=legacy&ranking=lexical") == [("Legacy Helper", ["name", "description"])]
+    assert _ranked(client, "q=helper skill&ranking=lexical")[0] == ("Legacy Helper", ["name", "skills", "description"])
+    # Stemmed: "plan trip" finds "Plans trips"; any word will do, and the default ranking puts it first.
+    assert _names(client, "q=plan trip&ranking=lexical") == ["Travel Planner"]
+    assert _names(client, "q=planning a trip to nowhere")[0] == "Travel Planner"
+    response = client.get("/v1/agents?q=%22%27%29")  # punctuation only: nothing, and no error
+    assert response.status_code == 200 and response.json["items"] == []
 
 
 def test_text_is_split_into_the_same_words_on_both_databases(client, auth):  # type: ignore[no-untyped-def]
+    """Case and accents folded, stop words dropped, words stemmed, split at anything but letters
+    and digits; whole words only. The analysis is the registry's own, so both databases agree."""
     card = make_card(
         "Café Größe", tags=["x"], description="Runs d01-tag03 jobs via weather_forecast at api.example.com"
     )
@@ -55,21 +69,26 @@ def test_text_is_split_into_the_same_words_on_both_databases(client, auth):  # t
         "/v1/agents", json={"card": card, "cardUrl": "https://words.example/card.json"}, headers=auth
     )
     assert response.status_code == 201, response.json
-    for query in (
+    found = (
         "cafe",
         "CAFÉ",
         "große",
+        "grosse",  # case folding: ß is "ss"
         "GRÖßE",
         "tag03",
         "d01-tag",
         "forecast",
+        "forecasts",  # stemmed
+        "forecasting",
         "weather",
         "example",
         "api.example",
-    ):
-        assert _names(client, f"q={query}") == ["Café Größe"], query
-    for query in ("afe", "forecasts", "d02", "grosse"):
-        assert _names(client, f"q={query}") == [], query
+        "the jobs",  # "the" is a stop word; "jobs" is the card's "jobs"
+    )
+    for query in found:
+        assert _names(client, f"q={query}&ranking=lexical") == ["Café Größe"], query
+    for query in ("afe", "weath", "tag0", "d02", "the"):  # whole words, not stop words
+        assert _names(client, f"q={query}&ranking=lexical") == [], query
 
 
 def test_structured_filters(client, catalog):

@@ -1,5 +1,5 @@
 """Paging through searches: every combination of drivers and probes returns each matching agent
-once, in registration order, however small the pages."""
+once, in registration order (ranked searches: in ranked order), however small the pages."""
 
 from __future__ import annotations
 
@@ -30,15 +30,19 @@ def catalog(client, auth) -> list[str]:  # type: ignore[no-untyped-def]
     return names
 
 
-def _all_pages(client, query: str, limit: int, cursor: str | None = None) -> list[str]:  # type: ignore[no-untyped-def]
-    names = []
+def _all_items(client, query: str, limit: int, cursor: str | None = None) -> list[dict]:  # type: ignore[no-untyped-def]
+    items = []
     while True:
         response = client.get(f"/v1/agents?{query}&limit={limit}" + (f"&cursor={cursor}" if cursor else ""))
         assert response.status_code == 200, response.json
-        names += [agent["name"] for agent in response.json["items"]]
+        items += response.json["items"]
         cursor = response.json["nextCursor"]
         if not cursor:
-            return names
+            return items
+
+
+def _all_pages(client, query: str, limit: int, cursor: str | None = None) -> list[str]:  # type: ignore[no-untyped-def]
+    return [agent["name"] for agent in _all_items(client, query, limit, cursor)]
 
 
 def _expected(catalog: list[str], keep) -> list[str]:  # type: ignore[no-untyped-def]
@@ -59,15 +63,43 @@ def _expected(catalog: list[str], keep) -> list[str]:  # type: ignore[no-untyped
             "tag=red&tag=blue&match=any&capability=pushNotifications",
             lambda n: n % 7 == 0 and (n % 2 == 0 or n % 5 == 0),
         ),
-        ("q=alpha", lambda n: n % 4 == 0),
-        ("q=alpha&tag=green", lambda n: n % 12 == 0),
-        ("q=routes&tag=red&tag=grey&match=any", lambda n: n % 2 == 0 or n % 3 and n % 5),
         ("capability=pushNotifications", lambda n: n % 7 == 0),
         ("", lambda n: True),
     ],
 )
 def test_every_match_once_in_registration_order(client, catalog, query, keep, limit):
     assert _all_pages(client, query, limit) == _expected(catalog, keep)
+
+
+RANKED = [
+    ("q=alpha", lambda n: n % 4 == 0),
+    ("q=alpha&tag=green", lambda n: n % 12 == 0),
+    ("q=routes&tag=red&tag=grey&match=any", lambda n: n % 2 == 0 or n % 3 and n % 5),
+    ("q=alpha routes", lambda n: True),
+]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 7, 50])
+@pytest.mark.parametrize("ranking", ["fused", "lexical"])
+@pytest.mark.parametrize("query,keep", RANKED)
+def test_every_ranked_match_once_in_ranked_order(client, catalog, query, keep, ranking, limit):
+    """Best first (scores are shown rounded; the order is the unrounded one)."""
+    items = _all_items(client, f"{query}&ranking={ranking}", limit)
+    names = [item["name"] for item in items]
+    assert len(names) == len(set(names))
+    scores = [item["relevance"]["score"] for item in items]
+    assert scores == sorted(scores, reverse=True)
+    assert names == [item["name"] for item in _all_items(client, f"{query}&ranking={ranking}", 200)]
+    lexical = [item["name"] for item in items if item["relevance"]["matched"]]
+    assert sorted(lexical) == _expected(catalog, keep)  # every agent sharing a word, whatever the page size
+    if ranking == "lexical":
+        assert names == lexical
+
+
+def test_agents_with_every_word_come_before_agents_with_one(client, catalog):
+    names = _all_pages(client, "q=alpha routes", 4)
+    alpha = _expected(catalog, lambda n: n % 4 == 0)
+    assert len(names) == SIZE and sorted(names[: len(alpha)]) == alpha
 
 
 def test_pages_of_any_tags_skip_agents_removed_meanwhile(client, auth, catalog):

@@ -11,13 +11,14 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import func, select
 
-from registry.catalog import AgentQuery, CatalogSearch
+from registry.catalog import AgentQuery, CatalogSearch, RankedSearch
 from registry.container import catalog_store
 from registry.errors import Conflict, NotFound
 from registry.health.probe import HealthProbe
 from registry.health.service import PROBE_LEASE, HealthService
 from registry.health.state import HealthPolicy
 from registry.jobs import LeasedJob, PeriodicJob
+from registry.retrieval.embedding import NullEmbedder
 from registry.schema import Agent, HealthCheck
 from tests.support.a2a_agents import LOOPBACK_DEADLINE, TASK_NOT_FOUND, PlainAgent, SdkAgent, raw
 from tests.support.cards import make_card
@@ -218,7 +219,8 @@ def test_dead_agents_leave_default_search_and_health_filters_the_rest(services, 
             clock.advance(INTERVAL * 1.2)
     finally:
         dead.stop()
-    search = CatalogSearch(catalog_store(services.engine), hide_dead_after=3600, clock=clock)
+    store = catalog_store(services.engine, NullEmbedder())  # filters only: no model needed
+    search = CatalogSearch(store, RankedSearch(store, NullEmbedder()), hide_dead_after=3600, clock=clock)
     _search_hides_the_long_dead(search, clock, alive_id, dead_id)
 
 
