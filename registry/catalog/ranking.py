@@ -13,7 +13,7 @@ search surface (`GET /v1/agents?q=`, the CLI's `search --text`, and the surfaces
    never loses its matches behind a thousand better ones elsewhere.
 
 Health and signature state break ties among equally scored agents. A ranked search returns at
-most `max_results` agents (the best); pages of it are cursors over that order.
+most its candidates (`candidates` + `nearest`, the best); pages of it are cursors over that order.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import numpy
 from registry.catalog.search_index import Arm
 from registry.catalog.store import CatalogStore
 from registry.catalog.store_search import SearchFilters
+from registry.cursors import RankKey
 from registry.retrieval.analysis import query_terms
 from registry.retrieval.embedding import Embedder
 from registry.retrieval.scoring import LexicalMatch, bm25f, fuse, idf
@@ -38,11 +39,10 @@ _STATE_COLUMNS = ("pk", "health_state", "signature_state")
 
 @dataclasses.dataclass(frozen=True)
 class RankingSettings:
-    candidates: int = 1000  # lexical candidates read per query, at most
-    nearest: int = 200  # semantic candidates per query
+    candidates: int = 400  # lexical candidates read per query, at most
+    nearest: int = 100  # semantic candidates per query
     semantic_floor: float = 0.10  # cosine an agent found by meaning alone must reach (bench/relevance.py)
     narrow_filters: int = 1000  # filters leaving at most this many agents: rank those agents
-    max_results: int = 1000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,8 +74,16 @@ class RankedSearch:
     def semantic(self) -> bool:
         return bool(self._embedder.dimensions)
 
-    def rank(self, text: str, filters: SearchFilters, ranking: str = "fused") -> list[Ranked]:
-        """Agents matching `filters` that `text` finds, best first (`ranking`: fused, lexical or semantic)."""
+    def rank(
+        self,
+        text: str,
+        filters: SearchFilters,
+        ranking: str = "fused",
+        after: RankKey | None = None,
+        count: int | None = None,
+    ) -> list[Ranked]:
+        """Agents matching `filters` that `text` finds, best first (`ranking`: fused, lexical or
+        semantic): the first `count` (all without) after the place `after`."""
         terms = query_terms(text) if ranking != "semantic" else []
         query = self.embed(text) if ranking != "lexical" else None
         if not terms and query is None:
@@ -84,7 +92,7 @@ class RankedSearch:
         lexical = self._lexical(terms, among)
         semantic = self._semantic(query, among, lexical)
         scored = self._fused(lexical, semantic, ranking)
-        return self._filtered(scored, filters)
+        return self._filtered(scored, filters, after, count)
 
     def embed(self, text: str) -> numpy.ndarray | None:
         """The query's embedding; None when semantic search is off."""
@@ -164,15 +172,33 @@ class RankedSearch:
             scored[pk] = (score, relevance)
         return scored
 
-    def _filtered(self, scored: dict[int, tuple[float, Relevance]], filters: SearchFilters) -> list[Ranked]:
-        """The scored agents that pass every filter, in result order, at most `max_results`."""
-        if not scored:
-            return []
-        best = sorted(scored, key=lambda pk: -scored[pk][0])[: self._settings.max_results * 2]
-        checked = dataclasses.replace(filters, among=best)
-        rows = self._store.search(checked, 0, len(best), _STATE_COLUMNS)
-        ranked = [Ranked(row.pk, scored[row.pk][1], _place(scored[row.pk][0], row)) for row in rows]
-        return sorted(ranked, key=lambda r: r.key)[: self._settings.max_results]
+    def _filtered(
+        self,
+        scored: dict[int, tuple[float, Relevance]],
+        filters: SearchFilters,
+        after: RankKey | None,
+        count: int | None,
+    ) -> list[Ranked]:
+        """The scored agents that pass every filter, in result order, after `after`: checked in
+        the database a chunk at a time, best scores first, until `count` have passed."""
+        order = sorted(scored, key=lambda pk: (-scored[pk][0], pk))
+        if after is not None:
+            order = [pk for pk in order if -scored[pk][0] >= after[0]]
+        chunk, start, results = max(2 * (count or 0), 64), 0, []
+        while start < len(order) and (count is None or len(results) < count):
+            end = start + chunk
+            # Agents of one score stay in one chunk: their order depends on their states.
+            while end < len(order) and scored[order[end]][0] == scored[order[end - 1]][0]:
+                end += 1
+            checked = dataclasses.replace(filters, among=order[start:end])
+            rows = self._store.search(checked, 0, end - start, _STATE_COLUMNS)
+            placed = sorted(
+                (Ranked(row.pk, scored[row.pk][1], _place(scored[row.pk][0], row)) for row in rows),
+                key=lambda result: result.key,
+            )
+            results.extend(result for result in placed if after is None or result.key > after)
+            start = end
+        return results[:count] if count is not None else results
 
 
 def _place(score: float, row: Any) -> tuple[float, int, int, int]:

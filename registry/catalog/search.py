@@ -103,9 +103,7 @@ class CatalogSearch:
 
     def _ranked_page(self, query: AgentQuery, filters: SearchFilters) -> AgentPage:
         after = decode_ranked_cursor(query.cursor)
-        ranked = self._ranked.rank(query.text or "", filters, query.ranking)
-        if after is not None:
-            ranked = [result for result in ranked if result.key > after]
+        ranked = self._ranked.rank(query.text or "", filters, query.ranking, after, query.limit + 1)
         page = ranked[: query.limit]
         rows = {row.pk: row for row in self._listed([result.pk for result in page])}
         agents = [rows[result.pk] for result in page if result.pk in rows]  # removed meanwhile: gone

@@ -50,16 +50,20 @@ def bm25f(weights: Mapping[str, float], documents: Iterable[tuple[int, tuple[str
 
 
 def _score(weights: Mapping[str, float], fields: tuple[str, ...]) -> LexicalMatch | None:
-    split = [text.split() for text in fields]
     score, matched = 0.0, set()
+    # A field is split into its terms only when a query term is in it (most candidates hold the
+    # query's terms in one or two of their four fields); its length is its spaces plus one.
+    padded = [f" {text} " for text in fields]
+    split: dict[int, list[str]] = {}
     for term, term_idf in weights.items():
-        weighted = 0.0
-        for index, tokens in enumerate(split):
-            count = tokens.count(term)
-            if count:
-                matched.add(index)
-                norm = 1 - B + B * len(tokens) / AVERAGE_LENGTHS[index]
-                weighted += FIELD_WEIGHTS[index] * count / norm
+        needle, weighted = f" {term} ", 0.0
+        for index, text in enumerate(padded):
+            if needle not in text:
+                continue
+            tokens = split.get(index) or split.setdefault(index, text.split())
+            matched.add(index)
+            norm = 1 - B + B * len(tokens) / AVERAGE_LENGTHS[index]
+            weighted += FIELD_WEIGHTS[index] * tokens.count(term) / norm
         if weighted:
             score += term_idf * weighted * (K1 + 1) / (weighted + K1)
     if not matched:
