@@ -184,7 +184,8 @@ class RankedSearch:
         order = sorted(scored, key=lambda pk: (-scored[pk][0], pk))
         if after is not None:
             order = [pk for pk in order if -scored[pk][0] >= after[0]]
-        chunk, start, results = max(2 * (count or 0), 64), 0, []
+        chunk, start = max(2 * (count or 0), 64), 0
+        results: list[Ranked] = []
         while start < len(order) and (count is None or len(results) < count):
             end = start + chunk
             # Agents of one score stay in one chunk: their order depends on their states.
