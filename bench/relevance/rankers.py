@@ -1,6 +1,8 @@
-"""The rankers the benchmark knows, by name, and what they are built from. The implementation
-of ranked search adds its variants to RANKERS, e.g. `"api-lexical": lambda c: c.api("&mode=lexical")`
-for a query parameter, or `lambda c: c.api(search_floor=0.1)` for a `Settings` field."""
+"""The rankers the benchmark knows, by name, and what they are built from: the registry's own
+search (`api`: fused, `api-lexical`, `api-semantic`, through `GET /v1/agents?q=…&ranking=…`) and
+the reference rankers it was designed against (bm25s, wordllama, and their fusions). A variant is
+a query parameter (`c.api("&ranking=lexical")`) or a `Settings` field
+(`c.api(search_semantic_floor=0.2)`)."""
 
 from __future__ import annotations
 
@@ -64,9 +66,6 @@ RANKERS: dict[str, Callable[[Context], Ranker]] = {
     "api": lambda c: c.api(),
     "api-lexical": lambda c: c.api("&ranking=lexical"),
     "api-semantic": lambda c: c.api("&ranking=semantic"),
-    "api-f10": lambda c: c.api(search_semantic_floor=0.10),
-    "api-f12": lambda c: c.api(search_semantic_floor=0.12),
-    "api-f15": lambda c: c.api(search_semantic_floor=0.15),
     "bm25": lambda c: c.bm25(),
     "semantic": lambda c: c.semantic(),
     "fused-rrf": lambda c: FusedRRF(c.bm25(), c.semantic()),
