@@ -32,6 +32,7 @@ from registry.retrieval.embedding import Embedder
 from registry.retrieval.scoring import LexicalMatch, bm25f, fuse, idf
 from registry.retrieval.vectors import LiveVectors, VectorIndex
 
+COMMON_SHARE = 0.01  # of the agents: a term on more is read from the table, not the text index
 HEALTH_ORDER = {"up": 0, "degraded": 1, "unknown": 2, "down": 3}
 SIGNATURE_ORDER = {"verified": 0, "unsigned": 1, "unverifiable": 2, "invalid": 3}
 _STATE_COLUMNS = ("pk", "health_state", "signature_state")
@@ -123,24 +124,30 @@ class RankedSearch:
         if among is not None:
             fields = self._store.documents(among) if among else {}
         else:
-            fields = self._store.candidates(self._arms(weights, counts))
+            fields = self._store.candidates(self._arms(weights, counts, documents))
         return bm25f(weights, fields.items())
 
-    def _arms(self, weights: dict[str, float], counts: dict[str, int]) -> list[Arm]:
-        """Rare terms bring every agent holding them, while they fit in half the budget; each
-        common term brings a share of the rest, half from names and tags."""
+    def _arms(self, weights: dict[str, float], counts: dict[str, int], documents: int) -> list[Arm]:
+        """Rare terms bring every agent holding them, while they fit in half the budget; the
+        others share the rest: a term on fewer than `COMMON_SHARE` of the agents half from names
+        and tags, half from anywhere; a common one from anywhere (its weight is small, and its
+        names-and-tags matches may be too scattered to find quickly)."""
         budget = self._settings.candidates
         arms: list[Arm] = []
-        common: list[str] = []
+        frequent: list[str] = []
         taken = 0
         for count, term in sorted((counts[term], term) for term in weights):
             if taken + count <= budget // 2:
-                arms.append((term, False, None))
+                arms.append(Arm(term))
                 taken += count
             else:
-                common.append(term)
-        share = max(20, (budget - taken) // (2 * len(common))) if common else 0
-        arms.extend(arm for term in common for arm in ((term, True, share), (term, False, share)))
+                frequent.append(term)
+        share = max(20, (budget - taken) // (2 * len(frequent))) if frequent else 0
+        for term in frequent:
+            if counts[term] >= COMMON_SHARE * documents:
+                arms.append(Arm(term, limit=2 * share, common=True))
+            else:
+                arms.extend((Arm(term, heads_only=True, limit=share), Arm(term, limit=share)))
         return arms
 
     def _semantic(

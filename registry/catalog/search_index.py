@@ -8,6 +8,7 @@ returned here, so both databases rank alike.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +26,18 @@ from registry.retrieval.scoring import FIELDS
 from registry.validation import CardSummary
 
 Fields = tuple[str, ...]  # an agent's analysed text, by `FIELDS`
-Arm = tuple[str, bool, int | None]  # a term, whether only names and tags count, at most how many agents
+
+
+@dataclasses.dataclass(frozen=True)
+class Arm:
+    """What one part of a ranked query's candidates is: agents holding `term` (only in names and
+    tags with `heads_only`), at most `limit` of them; `common`: the term is on so many agents that
+    reading the table until `limit` are found beats the text index, which lists all of them first."""
+
+    term: str
+    heads_only: bool = False
+    limit: int | None = None
+    common: bool = False
 TableRows = dict[Any, list[dict[str, Any]]]
 
 FTS_TABLE = table("agent_fts", column("rowid", Integer), *(column(f, Text) for f in FIELDS))
@@ -79,17 +91,25 @@ class SearchIndex:
         return max(1, int(self._documents.get(lambda: self.count_documents(conn))))
 
     def candidates(self, conn: Connection, arms: Sequence[Arm]) -> dict[int, Fields]:
-        """The agents each arm finds (its term in any field, or only in names and tags; all of
-        them, or at most so many), with their fields; one statement."""
-        if not arms:
-            return {}
+        """The agents the arms find, with their fields: a statement for the common terms' arms and
+        one, on the text index, for the others."""
+        found: dict[int, Fields] = {}
+        common = [arm for arm in arms if arm.common]
+        if common:
+            found.update(self._union(conn, common))
+        rare = [arm for arm in arms if not arm.common]
+        if rare:
+            with self.forced_index(conn):
+                found.update(self._union(conn, rare))
+        return found
+
+    def _union(self, conn: Connection, arms: Sequence[Arm]) -> dict[int, Fields]:
         selects, params = [], {}
-        for index, (term, heads_only, limit) in enumerate(arms):
-            params[f"t{index}"] = self.match(term, heads_only)
-            bound = f" LIMIT {int(limit)}" if limit is not None else ""
+        for index, arm in enumerate(arms):
+            params[f"t{index}"] = self.match(arm.term, arm.heads_only)
+            bound = f" LIMIT {int(arm.limit)}" if arm.limit is not None else ""
             selects.append(f"SELECT * FROM ({self.arm_sql(f't{index}')}{bound}) AS arm{index}")
-        with self.forced_index(conn):
-            return {row[0]: tuple(row[1:]) for row in conn.execute(text(" UNION ALL ".join(selects)), params)}
+        return {row[0]: tuple(row[1:]) for row in conn.execute(text(" UNION ALL ".join(selects)), params)}
 
     def documents(self, conn: Connection, pks: Sequence[int]) -> dict[int, Fields]:
         """The fields of the given agents."""
@@ -131,5 +151,5 @@ class SearchIndex:
         raise NotImplementedError
 
     def forced_index(self, conn: Connection) -> AbstractContextManager[object]:
-        """Held while candidates are read: the planner uses the text index (PostgreSQL)."""
+        """Held while rare terms' candidates are read: the planner uses the text index (PostgreSQL)."""
         return nullcontext()
