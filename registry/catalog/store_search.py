@@ -165,8 +165,19 @@ class SearchStatements:
         # and no aliases are rebuilt per request.
         stmt = self._shapes.get((shape, columns))
         if stmt is None:
-            stmt = self._shapes[(shape, columns)] = self._listing(self._build(shape), columns)
+            stmt = self._among(shape, columns) if shape.among else self._listing(self._build(shape), columns)
+            self._shapes[(shape, columns)] = stmt
         return stmt
+
+    def _among(self, shape: _Shape, columns: tuple[str, ...]) -> Select[Any]:
+        """Those of a few given agents (a ranked query's candidates) that pass the filters: their
+        rows, each filter a condition on the row or a probe of its terms; no driver, no page."""
+        listed = _AGENTS.alias("listed")
+        stmt = select(*(listed.c[name] for name in columns)).where(
+            listed.c.pk.in_(bindparam("among", expanding=True)), *self._agent_conditions(shape, listed)
+        )
+        plain = dataclasses.replace(shape, among=False, since=False, health=False, hide_dead=False, status=False)
+        return self._filtered(plain, listed.c.pk, stmt).order_by(listed.c.pk)
 
     @staticmethod
     def _listing(page: Select[Any] | CompoundSelect, columns: tuple[str, ...]) -> Select[Any]:
@@ -214,24 +225,22 @@ class SearchStatements:
                     probe.c.value.in_(bindparam("any", expanding=True)),
                 )
             )
-        if shape.among:
-            stmt = stmt.where(driver_pk.in_(bindparam("among", expanding=True)))
-        agent_conditions = self._agent_conditions(shape)
+        agent_conditions = self._agent_conditions(shape, _AGENTS)
         if agent_conditions:
             stmt = stmt.where(exists().where(_AGENTS.c.pk == driver_pk, _AGENTS.c.pk > after, *agent_conditions))
         return stmt.where(driver_pk > after)
 
     @staticmethod
-    def _agent_conditions(shape: _Shape) -> list[ColumnElement[bool]]:
+    def _agent_conditions(shape: _Shape, agents: Any) -> list[ColumnElement[bool]]:
         conditions = []
         if shape.since:
-            conditions.append(_AGENTS.c.updated_at >= bindparam("since"))
+            conditions.append(agents.c.updated_at >= bindparam("since"))
         if shape.health:
-            conditions.append(_AGENTS.c.health_state == bindparam("health"))
+            conditions.append(agents.c.health_state == bindparam("health"))
         if shape.hide_dead:
-            conditions.append(or_(_AGENTS.c.health_state != "down", _AGENTS.c.health_since >= bindparam("cutoff")))
+            conditions.append(or_(agents.c.health_state != "down", agents.c.health_since >= bindparam("cutoff")))
         if shape.status:
-            conditions.append(_AGENTS.c.status == bindparam("status"))
+            conditions.append(agents.c.status == bindparam("status"))
         return conditions
 
     def _driver_statement(self, shape: _Shape) -> tuple[ColumnElement[int], Select[Any]]:
