@@ -269,3 +269,13 @@ def test_more_mentions_of_a_word_rank_higher(client, auth):
     for n in range(1, 5):
         register(client, auth, agent_card(f"Alpha {n}", "alpha " * n, "Alpha", ["alpha"]), f"alpha{n}")
     assert names(client, "q=alpha&ranking=lexical") == ["Alpha 4", "Alpha 3", "Alpha 2", "Alpha 1"]
+
+
+def test_a_new_card_changes_what_the_agent_is_found_for_in_every_process(client, auth, other_services):
+    elsewhere = create_app(services=other_services()).test_client()
+    agent = register(client, auth, agent_card(*CARDS[6]), "kitchen")
+    assert names(elsewhere, "q=what should I cook tonight&ranking=semantic")[:1] == ["Recipe Finder"]
+    weather = agent_card("Recipe Finder", "Forecasts rain, wind and temperature", "City forecasts", ["weather"])
+    assert client.put(f"/v1/agents/{agent}/card", json=weather, headers=auth).status_code == 200
+    assert names(elsewhere, f"{PARAPHRASE}&ranking=semantic") == ["Recipe Finder"]
+    assert names(elsewhere, "q=dinner fridge&ranking=lexical") == []  # the old description
