@@ -38,6 +38,8 @@ class Arm:
     heads_only: bool = False
     limit: int | None = None
     common: bool = False
+
+
 TableRows = dict[Any, list[dict[str, Any]]]
 
 FTS_TABLE = table("agent_fts", column("rowid", Integer), *(column(f, Text) for f in FIELDS))
@@ -45,6 +47,15 @@ _EMBEDDINGS = AgentEmbedding.__table__
 FIELD_LIST = ", ".join(FIELDS)
 # Names and skill names weigh A in PostgreSQL's vector, tags B, the rest C (see 0001_baseline).
 _WEIGHTS = ("A", "A", "B", "C")
+
+
+@dataclasses.dataclass(frozen=True)
+class IndexEntry:
+    """An agent's entry in the search index, before it has a pk: its analysed fields and its
+    packed vector (None with semantic search off)."""
+
+    fields: Fields
+    vector: bytes | None = None
 
 
 class CachedCount:
@@ -69,16 +80,24 @@ class SearchIndex:
         self.embedder = embedder
         self._documents = CachedCount()
 
-    def rows(self, conn: Connection, agents: Sequence[tuple[int, CardSummary]]) -> TableRows:
-        """The index rows of agents (pk, summary) about to be written on `conn`."""
-        texts = {pk: tuple(field_text(texts) for texts in search_fields(summary)) for pk, summary in agents}
-        rows: TableRows = {self.text_table(): [self.text_row(pk, fields) for pk, fields in texts.items()]}
-        if self.embedder.dimensions:
-            vectors = embedding.pack(self.embedder.embed([embedding_text(summary) for _, summary in agents]))
-            markers = self.markers(conn, len(agents))
+    def prepare(self, summaries: Sequence[CardSummary]) -> list[IndexEntry]:
+        """The index entries of cards: analysed text and packed vector. Made before a write takes
+        the database (SQLite's one writer waits for no model)."""
+        fields = [tuple(field_text(texts) for texts in search_fields(summary)) for summary in summaries]
+        if not self.embedder.dimensions:
+            return [IndexEntry(entry) for entry in fields]
+        vectors = embedding.pack(self.embedder.embed([embedding_text(summary) for summary in summaries]))
+        return [IndexEntry(entry, vector) for entry, vector in zip(fields, vectors)]
+
+    def rows(self, conn: Connection, agents: Sequence[tuple[int, IndexEntry]]) -> TableRows:
+        """The index rows of agents (pk, entry) about to be written on `conn`."""
+        rows: TableRows = {self.text_table(): [self.text_row(pk, entry.fields) for pk, entry in agents]}
+        embedded = [(pk, entry.vector) for pk, entry in agents if entry.vector is not None]
+        if embedded:
+            markers = self.markers(conn, len(embedded))
             rows[_EMBEDDINGS] = [
                 {"agent_pk": pk, "model": self.embedder.model_id, "vector": vector, **marker}
-                for (pk, _), vector, marker in zip(agents, vectors, markers)
+                for (pk, vector), marker in zip(embedded, markers)
             ]
         return rows
 

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from registry.audit import AuditEntry
 from registry.catalog.models import Agent, AgentCard, AgentEmbedding, AgentTerm, TagCountDelta
 from registry.catalog.records import ACTIVE, CardRecord, agent_values, card_values, term_rows
-from registry.catalog.search_index import Arm, Fields, SearchIndex
+from registry.catalog.search_index import Arm, Fields, IndexEntry, SearchIndex
 from registry.catalog.store_search import SearchFilters, SearchStatements, TermStats
 from registry.catalog.tag_counts import TagCounts
 from registry.trust import trust_rows
@@ -107,10 +107,11 @@ class CatalogStore:
 
     def write_new(self, batch: Sequence[NewAgent]) -> list[int]:
         """Write new agents and every row that comes with them in one transaction; their pks."""
+        entries = self.index.prepare([new.record.summary for new in batch])
         with self.writing(), self.new_agents_connection() as conn:
             pks = self.new_keys(conn, len(batch))
             agents = [{**new.columns, "pk": pk} for new, pk in zip(batch, pks)]
-            self.insert_tables(conn, {Agent.__table__: agents, **self.rows_of(conn, batch, pks)})
+            self.insert_tables(conn, {Agent.__table__: agents, **self.rows_of(conn, batch, pks, entries)})
         return pks
 
     def new_agents_connection(self) -> AbstractContextManager[Connection]:
@@ -122,7 +123,9 @@ class CatalogStore:
         that every table's rows go in one statement (no key read back row by row)."""
         raise NotImplementedError
 
-    def rows_of(self, conn: Connection, batch: Sequence[NewAgent], pks: list[int]) -> TableRows:
+    def rows_of(
+        self, conn: Connection, batch: Sequence[NewAgent], pks: list[int], entries: Sequence[IndexEntry]
+    ) -> TableRows:
         """The rows new agents bring besides their own: first card, signature checks, search terms
         and document, tag counts, audit entries."""
         rows: TableRows = {
@@ -131,17 +134,25 @@ class CatalogStore:
         }
         return {
             **rows,
-            **self._index_rows(conn, [(pk, new.record, new.columns) for new, pk in zip(batch, pks)]),
+            **self._index_rows(conn, [(pk, new.record, new.columns) for new, pk in zip(batch, pks)], entries),
             AuditEntry.__table__: [new.audit for new in batch if new.audit],
         }
 
-    def _index_rows(self, conn: Connection, agents: list[tuple[int, CardRecord, dict[str, Any]]]) -> TableRows:
-        """The search terms, text and embedding of agents, and the tag counts of the active ones."""
+    def _index_rows(
+        self,
+        conn: Connection,
+        agents: list[tuple[int, CardRecord, dict[str, Any]]],
+        entries: Sequence[IndexEntry] | None = None,
+    ) -> TableRows:
+        """The search terms, text and embedding of agents (their `entries`, else prepared now), and
+        the tag counts of the active ones."""
+        if entries is None:
+            entries = self.index.prepare([record.summary for _, record, _ in agents])
         terms = [row for pk, record, values in agents for row in term_rows(pk, values, record.summary)]
         active = {pk for pk, _, values in agents if values["status"] == ACTIVE}
         return {
             AgentTerm.__table__: [{"agent_pk": pk, "kind": kind, "value": value} for pk, kind, value in terms],
-            **self.index.rows(conn, [(pk, record.summary) for pk, record, _ in agents]),
+            **self.index.rows(conn, [(pk, entry) for (pk, _, _), entry in zip(agents, entries)]),
             TagCountDelta.__table__: TagCounts.delta_rows(
                 added=[value for pk, kind, value in terms if kind == "tag" and pk in active]
             ),
@@ -316,10 +327,11 @@ class CatalogStore:
 
     def reindex(self, agents: Sequence[tuple[int, CardSummary]]) -> None:
         """Write the search index rows of agents again, from their summaries."""
+        entries = self.index.prepare([summary for _, summary in agents])
         with self.writing(), self.engine.begin() as conn:
             for pk, _ in agents:
                 self.index.remove(conn, pk)
-            self.insert_tables(conn, self.index.rows(conn, agents))
+            self.insert_tables(conn, self.index.rows(conn, [(pk, e) for (pk, _), e in zip(agents, entries)]))
 
     # -- a ranked query's candidates (`registry.catalog.ranking`) -------------------------
 
