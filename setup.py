@@ -37,6 +37,8 @@ setup(
         # tokenizer's `encode_batch_fast` (0.20 and later).
         "tokenizers>=0.20,<1",
         "numpy>=1.26,<3",
+        # The approximate vector index of large catalogs (registry/retrieval/approximate.py).
+        "faiss-cpu>=1.15,<2",
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1,<4"],

@@ -2,12 +2,15 @@
 
 Vectors arrive packed (`embedding.pack`: int8 codes and a float32 scale per row) and stay that
 way: an int32 dot product of int8 rows is the cheapest exact-enough cosine numpy offers, and int8
-keeps 100,000 agents of 256 dimensions within 64 MiB.
+keeps 100,000 agents of 256 dimensions within 64 MiB. From `APPROXIMATE_ROWS` agents on, a scan of
+every row costs too much per search: an approximate index (`approximate.py`) shortlists the
+likely nearest, and only those are scored from the rows.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import sys
 import threading
@@ -17,15 +20,35 @@ from typing import Any
 
 import numpy
 
+from registry.retrieval.approximate import ApproximateIndex, Exhaustive
 from registry.retrieval.embedding import quantise, unpack
+
+logger = logging.getLogger(__name__)
 
 # Each dict entry holds a key and a value int object. Summing sys.getsizeof over a million entries
 # takes a noticeable fraction of a second, so `nbytes` costs every int as a large one instead.
 _INT_BYTES = sys.getsizeof(2**40)
 
+# Below this many agents every search scans them all exactly, with no index to train; from here
+# on the scan is a large part of a search's time (bench/embedding.py).
+APPROXIMATE_ROWS = 200_000
+# The approximate index is built again, on a fresh sample, when the catalog has grown this much
+# since it was last built: its levels were learned from the agents of that time.
+REBUILD_GROWTH = 4
+# `nearest` without `among` scores exactly this many agents shortlisted by the approximate index
+# per agent wanted, and at least SHORTLIST_MIN (bench/embedding.py measures the recall).
+SHORTLIST_FACTOR, SHORTLIST_MIN = 5, 500
+
+Task = Callable[[], None]
+
+
+def in_background(task: Task) -> None:
+    threading.Thread(target=task, name="vector-index-build", daemon=True).start()
+
 
 class VectorIndex:
-    """Packed vectors of agents by pk, in process, searched by brute force.
+    """Packed vectors of agents by pk, in process, searched by brute force: all of them, or once
+    there are many, those the approximate index shortlists.
 
     Rows 0..len-1 of the arrays are the vectors, with no holes: `remove` moves the last row into
     the freed one. Several threads may search while one writes. A search takes a snapshot of the
@@ -33,13 +56,29 @@ class VectorIndex:
     stays whole, but a row written in place during a search (a replaced vector, or the last row
     moved by a removal) may be scored from a mix of its old and new values. That touches one
     agent in searches that raced the write, and the next search sees the new values: accepted
-    rather than copying the arrays on every write."""
+    rather than copying the arrays on every write.
+
+    Once it holds `approximate_rows` vectors, `build_with` runs a task that builds the approximate
+    index from a copy of the rows (in a thread of its own by default: it takes seconds, during
+    which searches stay exact and writes are recorded, then applied to the new index before it
+    takes over)."""
 
     _INITIAL_CAPACITY = 1024
 
-    def __init__(self, dimensions: int) -> None:
+    def __init__(
+        self,
+        dimensions: int,
+        approximate_rows: int = APPROXIMATE_ROWS,
+        build_with: Callable[[Task], None] = in_background,
+    ) -> None:
         self._dimensions = dimensions
-        self._lock = threading.Lock()
+        self._approximate_rows = approximate_rows
+        self._build_with = build_with
+        self._lock = threading.Lock()  # the arrays and the map, held briefly by searches and writers
+        self._writing = threading.RLock()  # one writer at a time; re-entered by a build run in place
+        self._shortlister: ApproximateIndex | Exhaustive = Exhaustive()
+        self._built_at = 0  # rows when the approximate index was last built
+        self._written_during_build: set[int] | None = None  # pks written while a build runs
         self._codes = numpy.zeros((self._INITIAL_CAPACITY, dimensions), dtype=numpy.int8)
         self._scales = numpy.zeros(self._INITIAL_CAPACITY, dtype=numpy.float32)
         self._pks = numpy.zeros(self._INITIAL_CAPACITY, dtype=numpy.int64)
@@ -50,10 +89,12 @@ class VectorIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the arrays (at their capacity) and the pk -> row map (estimated)."""
+        """Bytes held by the arrays (at their capacity), the pk -> row map (estimated) and the
+        approximate index, if built (not counting one being built)."""
         with self._lock:
             arrays = self._codes.nbytes + self._scales.nbytes + self._pks.nbytes
-            return arrays + sys.getsizeof(self._rows) + len(self._rows) * 2 * _INT_BYTES
+            rows = sys.getsizeof(self._rows) + len(self._rows) * 2 * _INT_BYTES
+        return arrays + rows + self._shortlister.nbytes
 
     def upsert(self, rows: Iterable[tuple[int, bytes]]) -> None:
         """Store each (agent pk, packed vector), replacing the pk's vector if it has one; of one
@@ -64,20 +105,29 @@ class VectorIndex:
         if not batch:
             return
         codes, scales = unpack(list(batch.values()), self._dimensions)
-        with self._lock:
-            self._reserve(len(self._rows) + sum(pk not in self._rows for pk in batch))
-            targets = numpy.fromiter(map(self._row_of, batch), dtype=numpy.intp, count=len(batch))
-            self._codes[targets] = codes
-            self._scales[targets] = scales
-            self._pks[targets] = list(batch)
+        pks = numpy.fromiter(batch, dtype=numpy.int64, count=len(batch))
+        with self._writing:
+            with self._lock:
+                self._reserve(len(self._rows) + sum(pk not in self._rows for pk in batch))
+                targets = numpy.fromiter(map(self._row_of, batch), dtype=numpy.intp, count=len(batch))
+                self._codes[targets] = codes
+                self._scales[targets] = scales
+                self._pks[targets] = pks
+            self._shortlister.add(pks, codes, scales)
+            self._written(batch)
 
     def remove(self, pks: Iterable[int]) -> None:
         """Forget these agents' vectors; pks without one are ignored."""
-        with self._lock:
-            for pk in pks:
-                row = self._rows.pop(pk, None)
-                if row is not None:
-                    self._fill_from_last(row)
+        with self._writing:
+            removed = []
+            with self._lock:
+                for pk in pks:
+                    row = self._rows.pop(pk, None)
+                    if row is not None:
+                        self._fill_from_last(row)
+                        removed.append(pk)
+            self._shortlister.remove(removed)
+            self._written(removed)
 
     def nearest(self, query: numpy.ndarray, k: int, among: Collection[int] | None = None) -> list[tuple[int, float]]:
         """Up to `k` (agent pk, cosine) nearest the normalised float32 `query`, best first; with
@@ -87,6 +137,8 @@ class VectorIndex:
         query_codes, query_scale = self._quantised(query)
         if k <= 0:
             return []
+        if among is None:
+            among = self._shortlister.shortlist(query, max(SHORTLIST_FACTOR * k, SHORTLIST_MIN))
         codes, scales, pks = self._snapshot() if among is None else self._gather(among)
         cosines = _cosines(codes, scales, query_codes, query_scale)
         return [(int(pks[i]), float(cosines[i])) for i in _best(cosines, k)]
@@ -123,6 +175,37 @@ class VectorIndex:
         labels = numpy.fromiter((pk for pk, _ in found), dtype=numpy.int64, count=len(found))
         return codes[rows], scales[rows], labels
 
+    def _written(self, pks: Iterable[int]) -> None:
+        """After a write: note its pks for a build under way, or start a build if the index has
+        reached the threshold or grown enough since the last (the caller is the writer)."""
+        if self._written_during_build is not None:
+            self._written_during_build.update(pks)
+        elif len(self._rows) >= max(self._approximate_rows, REBUILD_GROWTH * self._built_at):
+            count = self._built_at = len(self._rows)
+            # Copies: writers may change the arrays while the build runs.
+            rows = self._codes[:count].copy(), self._scales[:count].copy(), self._pks[:count].copy()
+            self._written_during_build = set()
+            self._build_with(functools.partial(self._build, *rows))
+
+    def _build(self, codes: numpy.ndarray, scales: numpy.ndarray, pks: numpy.ndarray) -> None:
+        """Build the approximate index from these rows, bring it up to date with the writes made
+        meanwhile, and let searches use it. A failure is logged, not raised: this may be the end
+        of a thread of its own, and searches can go on as they were (another build is tried when
+        the index has grown again)."""
+        built = None
+        try:
+            built = ApproximateIndex.build(codes, scales, pks)
+        except Exception:
+            logger.exception("building the approximate vector index of %d agents failed", len(pks))
+        with self._writing:
+            written, self._written_during_build = self._written_during_build or set(), None
+            if built is not None:
+                built.remove(list(written))
+                codes, scales, found = self._gather(written)
+                built.add(found, codes, scales)
+                self._shortlister = built
+                logger.info("approximate vector index built over %d agents", len(self._rows))
+
     def _row_of(self, pk: int) -> int:
         """The pk's row, a new one at the end if it has none (the caller holds the lock and has
         reserved room)."""
@@ -132,12 +215,13 @@ class VectorIndex:
         return row
 
     def _reserve(self, count: int) -> None:
-        """Room for `count` rows, doubling the capacity so that a stream of inserts copies each
-        row O(1) times; the new arrays leave searches' snapshots of the old ones intact."""
+        """Room for `count` rows, growing the capacity by half (fewer spare rows than doubling, at a
+        million agents) so that a stream of inserts copies each row O(1) times; the new arrays
+        leave searches' snapshots of the old ones intact."""
         capacity = self._codes.shape[0]
         if count <= capacity:
             return
-        capacity = max(count, 2 * capacity)
+        capacity = max(count, capacity + capacity // 2)
         used = len(self._rows)
         codes = numpy.zeros((capacity, self._dimensions), dtype=numpy.int8)
         scales = numpy.zeros(capacity, dtype=numpy.float32)

@@ -1,18 +1,29 @@
 """`vectors`: the in-process index finds the nearest agents by int8 cosine, stays right through
 replacements, removals and growth, fits 100,000 agents in 64 MiB, and `LiveVectors` keeps it
-current one refresh at a time."""
+current one refresh at a time. Past its threshold the approximate index shortlists the agents:
+nearly the same nearest agents as an exact scan, with the same cosines, through the same writes."""
 
 from __future__ import annotations
 
+import functools
+import json
+import logging
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy
 import pytest
 
-from registry.retrieval.embedding import pack
+from bench.search_corpus import CardGenerator
+from registry.catalog.records import embedding_text
+from registry.retrieval.approximate import ApproximateIndex
+from registry.retrieval.embedding import WordLlamaEmbedder, pack
 from registry.retrieval.vectors import LiveVectors, VectorIndex
+from registry.validation import summarize_card
 
 D = 256
+QUERIES = Path(__file__).resolve().parents[3] / "bench" / "relevance" / "queries.json"
 
 
 def unit(vectors: numpy.ndarray) -> numpy.ndarray:
@@ -230,3 +241,149 @@ def test_a_refresh_arriving_during_another_waits_for_it_then_reads_from_its_mark
     first.join(timeout=30)
     second.join(timeout=30)
     assert log == ["enter None", "leave None", "enter after-first", "leave after-first"]
+
+
+# The approximate index, crossed into with a small threshold and built in the writing thread.
+
+
+def run_now(task: Callable[[], None]) -> None:
+    task()
+
+
+@functools.cache
+def real_embeddings(count: int = 3000) -> tuple[list[bytes], numpy.ndarray]:
+    """Packed embeddings of `count` of the search benchmark's generated cards, and the embeddings
+    of the relevance set's queries: text like a catalog's, not random directions."""
+    embedder = WordLlamaEmbedder()
+    texts = [embedding_text(summarize_card(item["card"])) for item in CardGenerator().items(0, count)]
+    queries = [query["text"] for query in json.loads(QUERIES.read_text())["queries"]]
+    return pack(embedder.embed(texts)), embedder.embed(queries)
+
+
+def filled(blobs: list[bytes], approximate_rows: int, build_with: Callable[[Callable[[], None]], None] = run_now):
+    index = VectorIndex(D, approximate_rows=approximate_rows, build_with=build_with)
+    for start in range(0, len(blobs), 500):
+        index.upsert(zip(range(start, start + 500), blobs[start : start + 500]))
+    return index
+
+
+@pytest.fixture(scope="module")
+def exact_and_approximate() -> tuple[VectorIndex, VectorIndex]:
+    blobs, _ = real_embeddings()
+    return filled(blobs, approximate_rows=10**9), filled(blobs, approximate_rows=2000)
+
+
+def recall(found: list[tuple[int, float]], expected: list[tuple[int, float]]) -> float:
+    return len({pk for pk, _ in found} & {pk for pk, _ in expected}) / len(expected)
+
+
+def test_the_approximate_index_is_built_once_the_threshold_is_crossed_then_after_fourfold_growth():
+    blobs, _ = real_embeddings()
+    sizes: list[int] = []
+    index = VectorIndex(D, approximate_rows=600, build_with=lambda task: (sizes.append(len(index)), task()))
+    for start in range(0, 3000, 250):
+        index.upsert(zip(range(start, start + 250), blobs[start : start + 250]))
+    assert sizes == [750, 3000]
+
+
+@pytest.mark.parametrize("k", [10, 100])
+def test_the_approximate_index_finds_nearly_every_agent_an_exact_scan_does(exact_and_approximate, k: int):
+    exact, approximate = exact_and_approximate
+    _, queries = real_embeddings()
+    recalls = [recall(approximate.nearest(query, k), exact.nearest(query, k)) for query in queries]
+    assert numpy.mean(recalls) >= 0.95
+
+
+def test_agents_found_approximately_have_their_exact_cosines(exact_and_approximate):
+    exact, approximate = exact_and_approximate
+    _, queries = real_embeddings()
+    for query in queries[:10]:
+        found = approximate.nearest(query, 50)
+        assert found == sorted(found, key=lambda pair: -pair[1])
+        assert dict(found) == exact.similarities(query, [pk for pk, _ in found])
+
+
+def test_among_and_similarities_stay_exact_past_the_threshold(exact_and_approximate):
+    exact, approximate = exact_and_approximate
+    _, queries = real_embeddings()
+    among = list(range(0, 3000, 7))
+    for query in queries[:10]:
+        assert approximate.nearest(query, 20, among) == exact.nearest(query, 20, among)
+        assert approximate.similarities(query, among) == exact.similarities(query, among)
+
+
+def test_past_the_threshold_an_upsert_replaces_the_vector_and_a_removal_forgets_the_agent(query: numpy.ndarray):
+    blobs, _ = real_embeddings()
+    index = filled(blobs, approximate_rows=2000)
+    index.upsert(
+        [(17, pack(toward(query, 0.97, seed=1)[None, :])[0]), (5000, pack(toward(query, 0.95, seed=2)[None, :])[0])]
+    )
+    assert [pk for pk, _ in index.nearest(query, 2)] == [17, 5000]
+    index.remove([17, 4])
+    assert [pk for pk, _ in index.nearest(query, 1)] == [5000]
+    assert 17 not in {pk for pk, _ in index.nearest(query, 3000)}
+    assert len(index) == 3000 - 1
+
+
+def test_agents_removed_past_the_threshold_leave_the_shortlist_to_the_others():
+    blobs, queries = real_embeddings()
+    index, exact = filled(blobs, approximate_rows=2000), filled(blobs, approximate_rows=10**9)
+    nearest = [pk for pk, _ in exact.nearest(queries[0], 800)]
+    for each in (index, exact):
+        each.remove(nearest)  # more than a shortlist
+    assert index.nearest(queries[0], 10) == exact.nearest(queries[0], 10)
+
+
+def test_writes_made_while_the_approximate_index_is_built_reach_it(query: numpy.ndarray):
+    blobs, _ = real_embeddings()
+    builds: list[Callable[[], None]] = []
+    index = filled(blobs[:2000], approximate_rows=2000, build_with=builds.append)
+    near = pack(numpy.stack([toward(query, cosine, seed=n) for n, cosine in enumerate([0.97, 0.96, 0.95])]))
+    index.upsert([(3, near[0]), (7, near[1]), (9000, near[2])])  # 3 and 7 replaced, 9000 new
+    index.remove([3, 11])
+    assert [pk for pk, _ in index.nearest(query, 2)] == [7, 9000]  # exact until the build is done
+    builds.pop()()
+    assert [pk for pk, _ in index.nearest(query, 2)] == [7, 9000]  # from a shortlist of 500
+    found = [pk for pk, _ in index.nearest(query, 2000)]
+    assert 3 not in found and 11 not in found
+    assert len(found) == len(index) == 2000 - 2 + 1
+
+
+def test_a_failed_build_is_logged_and_searches_stay_exact(monkeypatch, caplog, query: numpy.ndarray):
+    def fail(*args: object) -> ApproximateIndex:
+        raise MemoryError
+
+    monkeypatch.setattr(ApproximateIndex, "build", fail)
+    blobs, _ = real_embeddings()
+    with caplog.at_level(logging.ERROR, logger="registry.retrieval.vectors"):
+        index = filled(blobs[:1000], approximate_rows=500)
+    assert "approximate vector index" in caplog.text
+    exact = filled(blobs[:1000], approximate_rows=10**9)
+    assert index.nearest(query, 10) == exact.nearest(query, 10)
+
+
+def test_searches_beside_a_writer_past_the_threshold_return_well_formed_results(query: numpy.ndarray):
+    blobs, _ = real_embeddings()
+    index = filled(blobs[:1000], approximate_rows=500)
+    done, problems = threading.Event(), []
+
+    def write() -> None:
+        for start in range(1000, 3000, 100):  # additions, replacements and removals in turn
+            index.upsert(zip(range(start, start + 100), blobs[start : start + 100]))
+            index.upsert(zip(range(start - 1000, start - 900), blobs[start : start + 100]))
+            index.remove(range(start - 500, start - 480))
+        done.set()
+
+    def search() -> None:
+        while not done.is_set():
+            found = index.nearest(query, k=20)
+            pks = [pk for pk, _ in found]
+            if len(pks) != 20 or len(set(pks)) != 20 or not all(0 <= pk < 3000 for pk in pks):
+                problems.append(found)
+
+    threads = [threading.Thread(target=write)] + [threading.Thread(target=search) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert problems == []
