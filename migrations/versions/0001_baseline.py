@@ -64,9 +64,9 @@ def downgrade() -> None:
 def _sqlite_text_index() -> None:
     # rowid = agents.pk. The registry analyses the text (`registry.retrieval.analysis`: folded,
     # stemmed terms joined by spaces), so FTS5 only splits on spaces: the `ascii` tokenizer, which
-    # keeps every non-ASCII character as part of a term. Candidates need no positions (no phrases)
-    # but do need columns (a query restricted to names and tags). `agent_fts_terms` counts the
-    # agents holding each term.
+    # keeps every non-ASCII character as part of a term. Candidates need no positions (no phrases);
+    # the columns hold the fields that ranking scores. `agent_fts_terms` counts the agents holding
+    # each term.
     op.execute(
         "CREATE VIRTUAL TABLE agent_fts USING fts5(name, skills, tags, description, tokenize='ascii', detail=column)"
     )
@@ -74,9 +74,8 @@ def _sqlite_text_index() -> None:
 
 
 def _postgresql_text_index() -> None:
-    # The analysed fields (`registry.retrieval.analysis`), which ranking scores, and their terms as
-    # a vector built by the registry: weight A for names and skill names, B for tags, C for the
-    # rest, so that a query can be restricted to names and tags (`'term':AB`).
+    # The analysed fields (`registry.retrieval.analysis`), which ranking scores, and their distinct
+    # terms as a vector built by the registry, which finds the candidates.
     op.create_table(
         "agent_search",
         sa.Column("agent_pk", sa.Integer(), nullable=False, autoincrement=False),

@@ -30,12 +30,11 @@ Fields = tuple[str, ...]  # an agent's analysed text, by `FIELDS`
 
 @dataclasses.dataclass(frozen=True)
 class Arm:
-    """What one part of a ranked query's candidates is: agents holding `term` (only in names and
-    tags with `heads_only`), at most `limit` of them; `common`: the term is on so many agents that
-    reading the table until `limit` are found beats the text index, which lists all of them first."""
+    """What one part of a ranked query's candidates is: agents holding `term`, at most `limit` of
+    them; `common`: the term is on so many agents that reading the table until `limit` are found
+    beats the text index, which lists all of them first."""
 
     term: str
-    heads_only: bool = False
     limit: int | None = None
     common: bool = False
 
@@ -125,7 +124,7 @@ class SearchIndex:
     def _union(self, conn: Connection, arms: Sequence[Arm]) -> dict[int, Fields]:
         selects, params = [], {}
         for index, arm in enumerate(arms):
-            params[f"t{index}"] = self.match(arm.term, arm.heads_only)
+            params[f"t{index}"] = self.match(arm.term)
             bound = f" LIMIT {int(arm.limit)}" if arm.limit is not None else ""
             selects.append(f"SELECT * FROM ({self.arm_sql(f't{index}')}{bound}) AS arm{index}")
         return {row[0]: tuple(row[1:]) for row in conn.execute(text(" UNION ALL ".join(selects)), params)}
@@ -163,7 +162,7 @@ class SearchIndex:
         """How many agents hold each term."""
         raise NotImplementedError
 
-    def match(self, term: str, heads_only: bool) -> str:
+    def match(self, term: str) -> str:
         raise NotImplementedError
 
     def arm_sql(self, param: str) -> str:

@@ -20,9 +20,6 @@ from registry.retrieval.scoring import FIELDS
 
 _EMBEDDINGS = AgentEmbedding.__table__
 SEARCH_ROWS = table("agent_search", column("agent_pk"), *(column(f) for f in FIELDS), column("document_tsv"))
-# Names and skill names weigh A in the vector, tags B, the rest C (see 0001_baseline): a query may
-# be restricted to names and tags. A lexeme keeps one position per weight it has.
-_POSITIONS = ("1A", "1A", "2B", "3C")
 TERM_COUNT_CAP = 20_000  # past this many agents, a term's exact count does not change its rank
 
 _COMMON_TERMS = text(
@@ -38,13 +35,11 @@ _SNAPSHOT_XMIN = text("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::big
 
 
 def tsvector(fields: Fields) -> str:
-    """The analysed fields as tsvector text: each term once, with a position for each weight it has."""
-    positions: dict[str, set[str]] = {}
-    for field, position in zip(fields, _POSITIONS):
-        for term in field.split():
-            positions.setdefault(term, set()).add(position)
+    """The analysed fields' distinct terms as tsvector text, without positions (candidates are
+    found by term; the fields themselves are scored)."""
+    terms = dict.fromkeys(term for field in fields for term in field.split())
     # Terms are letters and digits only (`registry.retrieval.analysis`): nothing to escape.
-    return " ".join(f"'{term}':{','.join(sorted(at))}" for term, at in positions.items())
+    return " ".join(f"'{term}'" for term in terms)
 
 
 class PostgresSearchIndex(SearchIndex):
@@ -88,8 +83,8 @@ class PostgresSearchIndex(SearchIndex):
             return {}
         return dict(zip(row[0], row[1]))
 
-    def match(self, term: str, heads_only: bool) -> str:
-        return f"'{term}':AB" if heads_only else f"'{term}'"
+    def match(self, term: str) -> str:
+        return f"'{term}'"
 
     def arm_sql(self, param: str) -> str:
         return f"SELECT agent_pk, {FIELD_LIST} FROM agent_search WHERE document_tsv @@ CAST(:{param} AS tsquery)"

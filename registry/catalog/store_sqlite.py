@@ -56,9 +56,9 @@ class SqliteSearchIndex(SearchIndex):
         )
         return counts
 
-    def match(self, term: str, heads_only: bool) -> str:
+    def match(self, term: str) -> str:
         # Terms are letters and digits only (`registry.retrieval.analysis`): quoted, a plain string.
-        return f'{{name skills tags}}: "{term}"' if heads_only else f'"{term}"'
+        return f'"{term}"'
 
     def arm_sql(self, param: str) -> str:
         return f"SELECT rowid, {FIELD_LIST} FROM agent_fts WHERE agent_fts MATCH :{param}"
