@@ -43,6 +43,8 @@ TableRows = dict[Any, list[dict[str, Any]]]
 
 FTS_TABLE = table("agent_fts", column("rowid", Integer), *(column(f, Text) for f in FIELDS))
 _EMBEDDINGS = AgentEmbedding.__table__
+TERM_COUNT_TTL = 300.0  # seconds a term's count is kept
+MAX_KEPT_TERMS = 100_000
 FIELD_LIST = ", ".join(FIELDS)
 # Names and skill names weigh A in PostgreSQL's vector, tags B, the rest C (see 0001_baseline).
 _WEIGHTS = ("A", "A", "B", "C")
@@ -78,6 +80,7 @@ class SearchIndex:
     def __init__(self, embedder: embedding.Embedder) -> None:
         self.embedder = embedder
         self._documents = CachedCount()
+        self._term_counts: dict[str, tuple[float, int]] = {}  # term → (expires, agents holding it)
 
     def prepare(self, summaries: Sequence[CardSummary]) -> list[IndexEntry]:
         """The index entries of cards: analysed text and packed vector. Made before a write takes
@@ -103,6 +106,22 @@ class SearchIndex:
     def remove(self, conn: Connection, agent_pk: int) -> None:
         conn.execute(delete(AgentEmbedding).where(AgentEmbedding.agent_pk == agent_pk))
         self.remove_text(conn, agent_pk)
+
+    def held_by(self, conn: Connection, terms: Sequence[str]) -> dict[str, int]:
+        """How many agents hold each term, each count (but zero) kept `TERM_COUNT_TTL` seconds: a
+        count moves a term's weight only when it changes by a large factor, and counting a term on
+        thousands of agents reads them all (PostgreSQL, 1,000,000 agents: ~6 ms a term)."""
+        now = time.monotonic()
+        kept = {term: entry[1] for term in terms if (entry := self._term_counts.get(term)) and entry[0] > now}
+        missing = [term for term in terms if term not in kept]
+        if missing:
+            counted = self.term_counts(conn, missing)
+            if len(self._term_counts) > MAX_KEPT_TERMS:
+                self._term_counts.clear()
+            # A term no agent holds is not kept: the next agent registered with it must be found.
+            self._term_counts.update((term, (now + TERM_COUNT_TTL, n)) for term, n in counted.items() if n)
+            kept.update(counted)
+        return kept
 
     def document_count(self, conn: Connection) -> int:
         """About how many agents the text index holds (kept a minute)."""

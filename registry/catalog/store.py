@@ -338,7 +338,7 @@ class CatalogStore:
     def term_counts(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
         """How many agents hold each term, and about how many the text index holds."""
         with self._reads.connect() as conn:
-            return self.index.term_counts(conn, terms), self.index.document_count(conn)
+            return self.index.held_by(conn, terms), self.index.document_count(conn)
 
     def candidates(self, arms: Sequence[Arm]) -> dict[int, Fields]:
         with self._reads.connect() as conn:
