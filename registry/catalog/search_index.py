@@ -46,8 +46,6 @@ _EMBEDDINGS = AgentEmbedding.__table__
 TERM_COUNT_TTL = 300.0  # seconds a term's count is kept
 MAX_KEPT_TERMS = 100_000
 FIELD_LIST = ", ".join(FIELDS)
-# Names and skill names weigh A in PostgreSQL's vector, tags B, the rest C (see 0001_baseline).
-_WEIGHTS = ("A", "A", "B", "C")
 
 
 @dataclasses.dataclass(frozen=True)
