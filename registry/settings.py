@@ -14,17 +14,20 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from registry.settings_env import (
+    SettingsError,
+    env_bool,
+    env_delays,
+    env_float,
+    env_fraction,
+    env_int,
+)
+
 log = logging.getLogger(__name__)
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT_DATABASE_URL = "sqlite:///./agentdex.db"
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 ENDORSEMENT_ALGS = ("EdDSA", "ES256", "ES384", "PS256", "RS256")
-
-
-class SettingsError(ValueError):
-    """A configuration value is missing or malformed; the message names the variable and the fix."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,20 +68,20 @@ class WorkerSettings:
     def from_env(cls, env: Mapping[str, str]) -> WorkerSettings:
         """Raises SettingsError naming the variable when a value cannot be parsed."""
         return cls(
-            threads=_int(env, "AGENTDEX_WORKER_THREADS", cls.threads),
-            tick=_float(env, "AGENTDEX_WORKER_TICK", cls.tick),
-            lease_seconds=_float(env, "AGENTDEX_LEASE_SECONDS", cls.lease_seconds),
-            health_interval=_float(env, "AGENTDEX_HEALTH_INTERVAL", cls.health_interval),
-            health_timeout=_float(env, "AGENTDEX_HEALTH_TIMEOUT", cls.health_timeout),
-            health_slow_after=_float(env, "AGENTDEX_HEALTH_SLOW_AFTER", cls.health_slow_after),
-            failures_before_down=_int(env, "AGENTDEX_HEALTH_FAILURES_BEFORE_DOWN", cls.failures_before_down),
-            successes_before_up=_int(env, "AGENTDEX_HEALTH_SUCCESSES_BEFORE_UP", cls.successes_before_up),
-            health_max_backoff=_float(env, "AGENTDEX_HEALTH_MAX_BACKOFF", cls.health_max_backoff),
-            hide_dead_after=_float(env, "AGENTDEX_HEALTH_HIDE_DEAD_AFTER", cls.hide_dead_after),
-            health_retention=_float(env, "AGENTDEX_HEALTH_RETENTION", cls.health_retention),
-            crawl_interval=_float(env, "AGENTDEX_CRAWL_INTERVAL", cls.crawl_interval),
-            crawl_min_interval=_float(env, "AGENTDEX_CRAWL_MIN_INTERVAL", cls.crawl_min_interval),
-            crawl_max_interval=_float(env, "AGENTDEX_CRAWL_MAX_INTERVAL", cls.crawl_max_interval),
+            threads=env_int(env, "AGENTDEX_WORKER_THREADS", cls.threads),
+            tick=env_float(env, "AGENTDEX_WORKER_TICK", cls.tick),
+            lease_seconds=env_float(env, "AGENTDEX_LEASE_SECONDS", cls.lease_seconds),
+            health_interval=env_float(env, "AGENTDEX_HEALTH_INTERVAL", cls.health_interval),
+            health_timeout=env_float(env, "AGENTDEX_HEALTH_TIMEOUT", cls.health_timeout),
+            health_slow_after=env_float(env, "AGENTDEX_HEALTH_SLOW_AFTER", cls.health_slow_after),
+            failures_before_down=env_int(env, "AGENTDEX_HEALTH_FAILURES_BEFORE_DOWN", cls.failures_before_down),
+            successes_before_up=env_int(env, "AGENTDEX_HEALTH_SUCCESSES_BEFORE_UP", cls.successes_before_up),
+            health_max_backoff=env_float(env, "AGENTDEX_HEALTH_MAX_BACKOFF", cls.health_max_backoff),
+            hide_dead_after=env_float(env, "AGENTDEX_HEALTH_HIDE_DEAD_AFTER", cls.hide_dead_after),
+            health_retention=env_float(env, "AGENTDEX_HEALTH_RETENTION", cls.health_retention),
+            crawl_interval=env_float(env, "AGENTDEX_CRAWL_INTERVAL", cls.crawl_interval),
+            crawl_min_interval=env_float(env, "AGENTDEX_CRAWL_MIN_INTERVAL", cls.crawl_min_interval),
+            crawl_max_interval=env_float(env, "AGENTDEX_CRAWL_MAX_INTERVAL", cls.crawl_max_interval),
         )
 
 
@@ -110,16 +113,16 @@ class TrustSettings:
             raise SettingsError(f"AGENTDEX_ENDORSEMENT_ALG={alg!r} must be one of {', '.join(ENDORSEMENT_ALGS)}")
         key_dir = (env.get("AGENTDEX_KEY_DIR") or "").strip()
         return cls(
-            require_signatures=_bool(env, "AGENTDEX_REQUIRE_SIGNATURES", False),
+            require_signatures=env_bool(env, "AGENTDEX_REQUIRE_SIGNATURES", False),
             trusted_jwks=_trusted_jwks(env.get("AGENTDEX_TRUSTED_JWKS", "")),
             jku_origins=_origins(env.get("AGENTDEX_JKU_ALLOWED_ORIGINS", ""), allow_http),
             endorsement_alg=alg,
             key_dir=Path(key_dir) if key_dir else None,
-            key_grace=_float(env, "AGENTDEX_KEY_GRACE_PERIOD", cls.key_grace),
-            jwks_ttl=_float(env, "AGENTDEX_JWKS_TTL", cls.jwks_ttl),
-            jwks_min_refresh=_float(env, "AGENTDEX_JWKS_MIN_REFRESH", cls.jwks_min_refresh),
-            jwks_timeout=_float(env, "AGENTDEX_JWKS_TIMEOUT", cls.jwks_timeout),
-            jwks_max_bytes=_int(env, "AGENTDEX_JWKS_MAX_BYTES", cls.jwks_max_bytes),
+            key_grace=env_float(env, "AGENTDEX_KEY_GRACE_PERIOD", cls.key_grace),
+            jwks_ttl=env_float(env, "AGENTDEX_JWKS_TTL", cls.jwks_ttl),
+            jwks_min_refresh=env_float(env, "AGENTDEX_JWKS_MIN_REFRESH", cls.jwks_min_refresh),
+            jwks_timeout=env_float(env, "AGENTDEX_JWKS_TIMEOUT", cls.jwks_timeout),
+            jwks_max_bytes=env_int(env, "AGENTDEX_JWKS_MAX_BYTES", cls.jwks_max_bytes),
         )
 
 
@@ -161,7 +164,7 @@ class Settings:
                 "use e.g. sqlite:///./agentdex.db or postgresql+psycopg://user@host/db"
             )
         secret, generated = _secret_key(env.get("AGENTDEX_SECRET_KEY", ""), database_url)
-        allow_http = _bool(env, "AGENTDEX_ALLOW_HTTP", False)
+        allow_http = env_bool(env, "AGENTDEX_ALLOW_HTTP", False)
         return cls(
             database_url=database_url,
             secret_key=secret,
@@ -169,15 +172,15 @@ class Settings:
             allowed_networks=_networks(env.get("AGENTDEX_ALLOWED_NETWORKS", "")),
             allow_http=allow_http,
             public_url=(env.get("AGENTDEX_PUBLIC_URL") or "").rstrip("/") or None,
-            max_body_bytes=_int(env, "AGENTDEX_MAX_BODY_BYTES", cls.max_body_bytes),
-            max_card_bytes=_int(env, "AGENTDEX_MAX_CARD_BYTES", cls.max_card_bytes),
-            max_skills=_int(env, "AGENTDEX_MAX_SKILLS", cls.max_skills),
-            max_tags_per_skill=_int(env, "AGENTDEX_MAX_TAGS_PER_SKILL", cls.max_tags_per_skill),
-            max_import_batch=_int(env, "AGENTDEX_MAX_IMPORT_BATCH", cls.max_import_batch),
-            max_import_bytes=_int(env, "AGENTDEX_MAX_IMPORT_BYTES", cls.max_import_bytes),
-            fetch_timeout=_float(env, "AGENTDEX_FETCH_TIMEOUT", cls.fetch_timeout),
-            search_semantic=_bool(env, "AGENTDEX_SEARCH_SEMANTIC", cls.search_semantic),
-            search_semantic_floor=_float(env, "AGENTDEX_SEARCH_SEMANTIC_FLOOR", cls.search_semantic_floor),
+            max_body_bytes=env_int(env, "AGENTDEX_MAX_BODY_BYTES", cls.max_body_bytes),
+            max_card_bytes=env_int(env, "AGENTDEX_MAX_CARD_BYTES", cls.max_card_bytes),
+            max_skills=env_int(env, "AGENTDEX_MAX_SKILLS", cls.max_skills),
+            max_tags_per_skill=env_int(env, "AGENTDEX_MAX_TAGS_PER_SKILL", cls.max_tags_per_skill),
+            max_import_batch=env_int(env, "AGENTDEX_MAX_IMPORT_BATCH", cls.max_import_batch),
+            max_import_bytes=env_int(env, "AGENTDEX_MAX_IMPORT_BYTES", cls.max_import_bytes),
+            fetch_timeout=env_float(env, "AGENTDEX_FETCH_TIMEOUT", cls.fetch_timeout),
+            search_semantic=env_bool(env, "AGENTDEX_SEARCH_SEMANTIC", cls.search_semantic),
+            search_semantic_floor=env_float(env, "AGENTDEX_SEARCH_SEMANTIC_FLOOR", cls.search_semantic_floor),
             worker=WorkerSettings.from_env(env),
             trust=TrustSettings.from_env(env, allow_http=allow_http),
             relay=RelaySettings.from_env(env),
@@ -186,44 +189,6 @@ class Settings:
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
-
-
-def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name)
-    if raw is None:
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise SettingsError(f"{name}={raw!r} is not a boolean; use true or false")
-
-
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingsError(f"{name}={raw!r} is not a whole number") from None
-    if value <= 0:
-        raise SettingsError(f"{name}={raw!r} must be greater than zero")
-    return value
-
-
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SettingsError(f"{name}={raw!r} is not a number of seconds") from None
-    if value <= 0:
-        raise SettingsError(f"{name}={raw!r} must be greater than zero")
-    return value
 
 
 def _networks(raw: str) -> tuple[IPNetwork, ...]:
@@ -368,39 +333,19 @@ class RelaySettings:
     def from_env(cls, env: Mapping[str, str]) -> RelaySettings:
         """Raises SettingsError naming the variable when a value cannot be parsed."""
         return cls(
-            max_body_bytes=_int(env, "AGENTDEX_RELAY_MAX_BODY_BYTES", cls.max_body_bytes),
-            rate=_float(env, "AGENTDEX_RELAY_RATE", cls.rate),
-            burst=_int(env, "AGENTDEX_RELAY_BURST", cls.burst),
-            retry_schedule=_delays(env, "AGENTDEX_RELAY_RETRY_SCHEDULE", cls.retry_schedule),
-            jitter=_fraction(env, "AGENTDEX_RELAY_JITTER", cls.jitter),
-            max_retry_after=_float(env, "AGENTDEX_RELAY_MAX_RETRY_AFTER", cls.max_retry_after),
-            timeout=_float(env, "AGENTDEX_RELAY_TIMEOUT", cls.timeout),
-            connect_timeout=_float(env, "AGENTDEX_RELAY_CONNECT_TIMEOUT", cls.connect_timeout),
-            lease_seconds=_float(env, "AGENTDEX_RELAY_LEASE_SECONDS", cls.lease_seconds),
-            tick=_float(env, "AGENTDEX_RELAY_TICK", cls.tick),
-            poll=_float(env, "AGENTDEX_RELAY_POLL", cls.poll),
-            batch=_int(env, "AGENTDEX_RELAY_BATCH", cls.batch),
-            token_grace=_float(env, "AGENTDEX_RELAY_TOKEN_GRACE", cls.token_grace),
-            jwt_max_age=_float(env, "AGENTDEX_RELAY_JWT_MAX_AGE", cls.jwt_max_age),
-            retention=_float(env, "AGENTDEX_RELAY_RETENTION", cls.retention),
+            max_body_bytes=env_int(env, "AGENTDEX_RELAY_MAX_BODY_BYTES", cls.max_body_bytes),
+            rate=env_float(env, "AGENTDEX_RELAY_RATE", cls.rate),
+            burst=env_int(env, "AGENTDEX_RELAY_BURST", cls.burst),
+            retry_schedule=env_delays(env, "AGENTDEX_RELAY_RETRY_SCHEDULE", cls.retry_schedule),
+            jitter=env_fraction(env, "AGENTDEX_RELAY_JITTER", cls.jitter),
+            max_retry_after=env_float(env, "AGENTDEX_RELAY_MAX_RETRY_AFTER", cls.max_retry_after),
+            timeout=env_float(env, "AGENTDEX_RELAY_TIMEOUT", cls.timeout),
+            connect_timeout=env_float(env, "AGENTDEX_RELAY_CONNECT_TIMEOUT", cls.connect_timeout),
+            lease_seconds=env_float(env, "AGENTDEX_RELAY_LEASE_SECONDS", cls.lease_seconds),
+            tick=env_float(env, "AGENTDEX_RELAY_TICK", cls.tick),
+            poll=env_float(env, "AGENTDEX_RELAY_POLL", cls.poll),
+            batch=env_int(env, "AGENTDEX_RELAY_BATCH", cls.batch),
+            token_grace=env_float(env, "AGENTDEX_RELAY_TOKEN_GRACE", cls.token_grace),
+            jwt_max_age=env_float(env, "AGENTDEX_RELAY_JWT_MAX_AGE", cls.jwt_max_age),
+            retention=env_float(env, "AGENTDEX_RELAY_RETENTION", cls.retention),
         )
-
-
-def _delays(env: Mapping[str, str], name: str, default: tuple[float, ...]) -> tuple[float, ...]:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        return tuple(float(part) for part in raw.split(","))
-    except ValueError:
-        raise SettingsError(f"{name}={raw!r} is not a comma-separated list of seconds such as 0,5,300") from None
-
-
-def _fraction(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise SettingsError(f"{name}={raw!r} is not a number such as 0.2") from None

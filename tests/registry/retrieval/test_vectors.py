@@ -157,28 +157,7 @@ def test_searches_running_beside_a_writer_return_well_formed_results(query: nump
     blobs = pack(vectors)
     index = VectorIndex(D)
     index.upsert(zip(range(1000), blobs[:1000]))
-    done, problems = threading.Event(), []
-
-    def write() -> None:
-        for start in range(1000, 2000, 50):  # growth, replacements and removals in turn
-            index.upsert(zip(range(start, start + 50), blobs[start : start + 50]))
-            index.upsert(zip(range(start - 1000, start - 950), blobs[start : start + 50]))
-            index.remove(range(start - 500, start - 480))
-        done.set()
-
-    def search() -> None:
-        while not done.is_set():
-            found = index.nearest(query, k=20)
-            pks = [pk for pk, _ in found]
-            if len(pks) != 20 or len(set(pks)) != 20 or not all(0 <= pk < 2000 for pk in pks):
-                problems.append(found)
-
-    threads = [threading.Thread(target=write)] + [threading.Thread(target=search) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert problems == []
+    assert searches_beside_a_writer(index, blobs, query, stop=2000, step=50) == []
 
 
 def test_live_vectors_start_from_everything_then_pass_each_marker_back(query: numpy.ndarray):
@@ -365,12 +344,20 @@ def test_a_failed_build_is_logged_and_searches_stay_exact(monkeypatch, caplog, q
 def test_searches_beside_a_writer_past_the_threshold_return_well_formed_results(query: numpy.ndarray):
     blobs, _ = real_embeddings()
     index = filled(blobs[:1000], approximate_rows=500)
+    assert searches_beside_a_writer(index, blobs, query, stop=3000, step=100) == []
+
+
+def searches_beside_a_writer(
+    index: VectorIndex, blobs: list[bytes], query: numpy.ndarray, stop: int, step: int
+) -> list[object]:
+    """Three threads search while one writes agents 1000..stop, `step` at a time (additions,
+    replacements and removals in turn); the searches whose answer was not 20 distinct known pks."""
     done, problems = threading.Event(), []
 
     def write() -> None:
-        for start in range(1000, 3000, 100):  # additions, replacements and removals in turn
-            index.upsert(zip(range(start, start + 100), blobs[start : start + 100]))
-            index.upsert(zip(range(start - 1000, start - 900), blobs[start : start + 100]))
+        for start in range(1000, stop, step):
+            index.upsert(zip(range(start, start + step), blobs[start : start + step]))
+            index.upsert(zip(range(start - 1000, start - 1000 + step), blobs[start : start + step]))
             index.remove(range(start - 500, start - 480))
         done.set()
 
@@ -378,7 +365,7 @@ def test_searches_beside_a_writer_past_the_threshold_return_well_formed_results(
         while not done.is_set():
             found = index.nearest(query, k=20)
             pks = [pk for pk, _ in found]
-            if len(pks) != 20 or len(set(pks)) != 20 or not all(0 <= pk < 3000 for pk in pks):
+            if len(pks) != 20 or len(set(pks)) != 20 or not all(0 <= pk < stop for pk in pks):
                 problems.append(found)
 
     threads = [threading.Thread(target=write)] + [threading.Thread(target=search) for _ in range(3)]
@@ -386,4 +373,4 @@ def test_searches_beside_a_writer_past_the_threshold_return_well_formed_results(
         thread.start()
     for thread in threads:
         thread.join()
-    assert problems == []
+    return problems
