@@ -7,6 +7,7 @@ from typing import Any
 from flask import Flask, Response
 from flask.json.provider import DefaultJSONProvider
 from flask.sessions import SessionInterface
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from registry import jsontext
 from registry.api import service, wellknown
@@ -33,6 +34,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     register_input_bounds(app)
     register_blueprints(app)
     register_relay_ingress(app)
+    register_proxies(app, settings)  # outermost: every layer below sees the public scheme and host
     return app
 
 
@@ -44,6 +46,14 @@ def register_config(app: Flask, settings: Settings) -> None:
     )
     app.json = FastJsonProvider(app)
     app.session_interface = NoSessions()
+
+
+def register_proxies(app: Flask, settings: Settings) -> None:
+    """Behind `forwarded_hops` reverse proxies, the request's scheme and host are the public ones
+    (absolute URLs in the ARD manifest, relay URLs), unless AGENTDEX_PUBLIC_URL names them."""
+    if settings.forwarded_hops:
+        hops = settings.forwarded_hops
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops)  # type: ignore[method-assign]
 
 
 class FastJsonProvider(DefaultJSONProvider):

@@ -127,12 +127,52 @@ class TrustSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class ArdSettings:
+    """ARD, the discovery standard (issue 30): the manifest, the search API's federation.
+
+    `upstreams` are the base URLs of other ARD registries' APIs (`{base}/search`); `list_agents`
+    off publishes only the registry itself in `/.well-known/ard.json`.
+    """
+
+    list_agents: bool = True
+    sign_manifest: bool = True
+    manifest_page: int = 1_000
+    upstreams: tuple[str, ...] = ()
+    federation_timeout: float = 3.0
+    max_hops: int = 3
+    crawl_depth: int = 4
+    crawl_max_entries: int = 10_000
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ArdSettings:
+        """Raises SettingsError naming the variable when a value cannot be parsed."""
+        upstreams = tuple(u.strip().rstrip("/") for u in env.get("AGENTDEX_ARD_UPSTREAMS", "").split(",") if u.strip())
+        for upstream in upstreams:
+            if not upstream.startswith(("https://", "http://")):
+                raise SettingsError(
+                    f"AGENTDEX_ARD_UPSTREAMS contains {upstream!r}, which is not the http(s) base URL of an ARD API"
+                )
+        return cls(
+            list_agents=env_bool(env, "AGENTDEX_ARD_LIST_AGENTS", cls.list_agents),
+            sign_manifest=env_bool(env, "AGENTDEX_ARD_SIGN_MANIFEST", cls.sign_manifest),
+            manifest_page=env_int(env, "AGENTDEX_ARD_MANIFEST_PAGE", cls.manifest_page),
+            upstreams=upstreams,
+            federation_timeout=env_float(env, "AGENTDEX_ARD_FEDERATION_TIMEOUT", cls.federation_timeout),
+            max_hops=env_int(env, "AGENTDEX_ARD_MAX_HOPS", cls.max_hops),
+            crawl_depth=env_int(env, "AGENTDEX_ARD_CRAWL_DEPTH", cls.crawl_depth),
+            crawl_max_entries=env_int(env, "AGENTDEX_ARD_CRAWL_MAX_ENTRIES", cls.crawl_max_entries),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
 class Settings:
     database_url: str = DEFAULT_DATABASE_URL
     secret_key: str = ""
     allowed_networks: tuple[IPNetwork, ...] = ()
     allow_http: bool = False
     public_url: str | None = None
+    # Reverse proxies in front of the app whose X-Forwarded-Proto/-Host/-Port/-For are believed.
+    forwarded_hops: int = 0
     max_body_bytes: int = 1_048_576
     max_card_bytes: int = 262_144
     max_skills: int = 200
@@ -149,6 +189,7 @@ class Settings:
     worker: WorkerSettings = WorkerSettings()
     trust: TrustSettings = TrustSettings()
     relay: RelaySettings = dataclasses.field(default_factory=lambda: RelaySettings())
+    ard: ArdSettings = ArdSettings()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -172,6 +213,7 @@ class Settings:
             allowed_networks=_networks(env.get("AGENTDEX_ALLOWED_NETWORKS", "")),
             allow_http=allow_http,
             public_url=(env.get("AGENTDEX_PUBLIC_URL") or "").rstrip("/") or None,
+            forwarded_hops=env_int(env, "AGENTDEX_FORWARDED_HOPS", cls.forwarded_hops),
             max_body_bytes=env_int(env, "AGENTDEX_MAX_BODY_BYTES", cls.max_body_bytes),
             max_card_bytes=env_int(env, "AGENTDEX_MAX_CARD_BYTES", cls.max_card_bytes),
             max_skills=env_int(env, "AGENTDEX_MAX_SKILLS", cls.max_skills),
@@ -184,6 +226,7 @@ class Settings:
             worker=WorkerSettings.from_env(env),
             trust=TrustSettings.from_env(env, allow_http=allow_http),
             relay=RelaySettings.from_env(env),
+            ard=ArdSettings.from_env(env),
         )
 
     @property

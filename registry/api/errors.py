@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response
+from flask import Flask, Response, request
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
@@ -56,7 +56,30 @@ def error_response(status: int, code: str, message: str, details: dict[str, Any]
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(Exception)  # werkzeug's HTTPExceptions included; Flask's routing redirects are not
     def _any_error(error: Exception) -> Response:
-        return exception_response(error, app.config["MAX_CONTENT_LENGTH"])
+        response = exception_response(error, app.config["MAX_CONTENT_LENGTH"])
+        return ard_envelope(response) if request.path.startswith(ARD_PATHS) else response
+
+
+# The ARD API and manifest (registry.discovery) answer errors in ARD's envelope (ARD v0.91 §5.3,
+# the OpenAPI `Error`): `{"errorCode", "message"}`, with ARD's codes for the same HTTP statuses.
+ARD_PATHS = ("/ard/", "/.well-known/ard.json", "/.well-known/ai-catalog.json")
+ARD_CODES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RATE_LIMIT_EXCEEDED",
+    501: "NOT_IMPLEMENTED",
+}
+
+
+def ard_envelope(response: Response) -> Response:
+    """A response of `exception_response` in ARD's envelope; other 4xx are INVALID_ARGUMENT."""
+    message = jsontext.loads(response.get_data())["error"]["message"]
+    status = response.status_code
+    code = ARD_CODES.get(status) or ("INVALID_ARGUMENT" if 400 <= status < 500 else "INTERNAL_ERROR")
+    response.set_data(jsontext.dumps({"errorCode": code, "message": message}))
+    return response
 
 
 def exception_response(error: Exception, body_limit: int) -> Response:
