@@ -86,7 +86,7 @@ class RegistryClient:
             return None
         payload = _decode(response)
         if response.status_code >= 400:
-            error = payload.get("error", {}) if isinstance(payload, dict) else {}
+            error = _error_of(payload)
             raise CliError(
                 self._refusal(response.status_code, error),
                 ExitCode.FAILED,
@@ -129,6 +129,16 @@ def _token_option_source() -> str:
     if context is not None and context.get_parameter_source("token") is click.core.ParameterSource.ENVIRONMENT:
         return "AGENTDEX_TOKEN"
     return "--token"
+
+
+def _error_of(payload: Any) -> dict[str, Any]:
+    """The registry's error envelope, or the ARD API's (`{"errorCode", "message"}`) in its shape."""
+    if not isinstance(payload, dict):
+        return {}
+    if "errorCode" in payload:
+        return {"code": payload["errorCode"], "message": payload.get("message", "")}
+    error = payload.get("error", {})
+    return error if isinstance(error, dict) else {}
 
 
 def _decode(response: Any) -> Any:

@@ -51,6 +51,7 @@ COMMANDS = {
     "health": LazyCommand("cli.health:health"),
     "check": LazyCommand("cli.health:check"),
     "relay": LazyCommand("cli.relay:relay"),
+    "ard": LazyCommand("cli.ard:ard"),
 }
 
 

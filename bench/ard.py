@@ -1,0 +1,180 @@
+"""ARD benchmark: `POST /ard/search` (a 3-word query), `POST /ard/explore` (5 facets), `GET
+/ard/agents` and `GET /.well-known/ard.json` over the realistic cards of bench/search_corpus.py at
+10,000 and 100,000 agents, through the HTTP API, one request at a time; each row beside the issue's
+target for it.
+
+    python bench/ard.py                                   # SQLite, 10,000 and 100,000 agents
+    python bench/ard.py --keep /var/tmp/agentdex-search   # reuse (and keep) bench/search.py's files
+    python bench/ard.py --skip-sqlite --postgres postgresql+psycopg://postgres@127.0.0.1:5432/search_ranked
+
+The corpora are bench/search.py's, kept and reused the same way (see its docstring): a database
+loaded by one is reused by the other. The crawl figure (a manifest of 1,000 entries) is
+bench/ard_crawl.py's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import (  # noqa: E402
+    add_database_options,
+    cpu_ticks,
+    percentile,
+    reference_loop_ms,
+    registry_server,
+    settle,
+)
+from bench.http_load import Http  # noqa: E402
+from bench.search import CorpusStore, PostgresCorpusStore, SqliteCorpusStore, _schema, load  # noqa: E402
+from bench.search_corpus import CardGenerator, Vocabulary  # noqa: E402
+
+# The issue's targets, (p50, p99) in ms, by (shape, agents).
+TARGETS = {
+    ("search: 3 words", 10_000): (5.0, 15.0),
+    ("search: 3 words", 100_000): (None, 40.0),
+    ("explore: 5 facets", 100_000): (None, 60.0),
+    ("manifest: /.well-known/ard.json", 10_000): (None, 20.0),
+}
+FACETS = ["tags", "publisher", "inputModes", "outputModes", "health"]
+WARM_UP = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """A kind of request: `request(rng)` is (method, path, body) of one."""
+
+    name: str
+    request: Callable[[random.Random], tuple[str, str, bytes | None]]
+
+
+def shapes(vocab: Vocabulary) -> list[Shape]:
+    content, tags = vocab.content_words()[:1000], vocab.tags[:50]
+
+    def search(rng: random.Random, **extra: object) -> tuple[str, str, bytes | None]:
+        query = {"text": " ".join(rng.sample(content, 3)), **extra}
+        return "POST", "/ard/search", orjson.dumps({"query": query, "federation": "none"})
+
+    def explore(rng: random.Random, text: bool) -> tuple[str, str, bytes | None]:
+        body: dict[str, object] = {"resultType": {"facets": [{"field": f} for f in FACETS]}}
+        if text:
+            body["query"] = {"text": " ".join(rng.sample(content, 3))}
+        return "POST", "/ard/explore", orjson.dumps(body)
+
+    return [
+        Shape("search: 3 words", search),
+        Shape("search: 3 words + tags filter", lambda rng: search(rng, filter={"tags": rng.sample(tags, 2)})),
+        Shape("explore: 5 facets", lambda rng: explore(rng, False)),
+        Shape("explore: 5 facets of a 3-word query", lambda rng: explore(rng, True)),
+        Shape("agents: a page of 20", lambda rng: ("GET", "/ard/agents?pageSize=20", None)),
+        Shape("manifest: /.well-known/ard.json", lambda rng: ("GET", "/.well-known/ard.json", None)),
+    ]
+
+
+@dataclasses.dataclass
+class Row:
+    database: str
+    agents: int
+    shape: str
+    latencies: list[float]
+    stolen: float
+    loop_ms: float
+
+    def line(self) -> str:
+        p50, p99 = percentile(self.latencies, 50), percentile(self.latencies, 99)
+        limits = TARGETS.get((self.shape, self.agents), (None, None))
+        wanted = " ".join(f"p{q}≤{v:g}" for q, v in zip((50, 99), limits) if v is not None) or "-"
+        met = "-" if wanted == "-" else "yes" if p50 <= (limits[0] or 1e9) and p99 <= (limits[1] or 1e9) else "NO"
+        rate = len(self.latencies) / (sum(self.latencies) / 1000)
+        return (
+            f"{self.database:<9} {self.agents:>8,} {self.shape:<38} {len(self.latencies):>7} {rate:>7.0f}"
+            f" {p50:>8.2f} {p99:>8.2f}  {wanted:<13} {met:<4} {self.stolen:>5.0f}% {self.loop_ms:>7.1f}"
+        )
+
+
+HEADER = (
+    f"{'database':<9} {'agents':>8} {'what':<38} {'how many':>7} {'rate/s':>7} {'p50 ms':>8} {'p99 ms':>8}"
+    f"  {'target':<13} {'met':<4} {'stolen':>6} {'loop ms':>7}"
+)
+
+
+def measure(port: int, database: str, scale: int, vocab: Vocabulary, queries: int) -> list[Row]:
+    """Each shape `queries` times, one request at a time, the shapes taken in turn (so a stretch
+    of noise falls on all alike); timed from sending to the last byte, checked after the clock."""
+    http, kinds = Http(port), shapes(vocab)
+    for shape in kinds:
+        rng = random.Random(f"warm-up {shape.name}")
+        for _ in range(WARM_UP):
+            http.send(*shape.request(rng))
+    plans = {s.name: [s.request(random.Random(f"{s.name} {scale} {i}")) for i in range(queries)] for s in kinds}
+    latencies: dict[str, list[float]] = {s.name: [] for s in kinds}
+    ticks = cpu_ticks()
+    for index in range(queries):
+        for shape in kinds:
+            method, path, body = plans[shape.name][index]
+            t0 = time.perf_counter()
+            status, raw = http.send(method, path, body)
+            latencies[shape.name].append((time.perf_counter() - t0) * 1000)
+            if status != 200:
+                raise RuntimeError(f"{method} {path} {body!r}: {status} {raw[:300]!r}")
+    http.close()
+    total, stolen = (after - before for after, before in zip(cpu_ticks(), ticks))
+    steal, pace = 100 * stolen / total if total else float("nan"), reference_loop_ms()
+    return [Row(database, scale, s.name, latencies[s.name], steal, pace) for s in kinds]
+
+
+def run_scale(store: CorpusStore, scale: int, args: argparse.Namespace) -> list[Row]:
+    generator = CardGenerator()
+    marker = f"agentdex search bench: corpus {generator.vocab.fingerprint}, schema {_schema()}, {scale} agents"
+    fresh = args.reload or not store.holds(scale, marker)
+    if fresh:
+        store.reset(scale)
+    url = store.url(scale)
+    print(f"{store.label}, {scale:,} agents: {'loading' if fresh else 'reusing'} {store.where(scale)}", flush=True)
+    with registry_server(url, workers=args.server_workers, threads=args.server_threads) as (port, token, _env):
+        if fresh:
+            load(port, token, generator, scale, args.batch, args.load_parallel)
+            store.mark(scale, marker)
+        print(f"  settled in {settle(url, timeout=600):.1f} s", flush=True)
+        return measure(port, store.label, scale, generator.vocab, args.queries)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", default="10000,100000", help="agent counts, comma-separated")
+    parser.add_argument("--queries", type=int, default=200, help="timed requests per shape")
+    parser.add_argument("--keep", type=Path, default=None, help="keep SQLite databases in this folder")
+    parser.add_argument("--reload", action="store_true", help="load every database again, from scratch")
+    parser.add_argument("--batch", type=int, default=1000, help="cards per import request")
+    parser.add_argument("--load-parallel", type=int, default=2, help="import requests in flight")
+    add_database_options(parser)
+    parser.add_argument("--server-workers", type=int, default=2, help="web worker processes")
+    parser.add_argument("--server-threads", type=int, default=8, help="request threads per web worker")
+    args = parser.parse_args()
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        stores: list[CorpusStore] = [] if args.skip_sqlite else [SqliteCorpusStore(args.keep or Path(scratch))]
+        stores += [PostgresCorpusStore(args.postgres)] if args.postgres else []
+        for store in stores:
+            for scale in sorted({int(s) for s in args.scales.split(",")}):
+                rows += run_scale(store, scale, args)
+    print("\n" + HEADER)
+    print("\n".join(row.line() for row in rows))
+    print("\nstolen, loop ms: the machine's state (bench/common.py)")
+    print(f"reproduce: python {' '.join(sys.argv)}")
+
+
+if __name__ == "__main__":
+    main()
