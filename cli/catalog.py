@@ -20,9 +20,41 @@ def _agent_line(agent: dict[str, Any]) -> str:
     return f"{agent['id']}  {agent['name']}{status}  v{agent.get('version') or '?'}  {agent['cardUrl']}\n    tags: {tags or '-'}"
 
 
-def _show_registered(agent: dict[str, Any]) -> None:
-    click.echo("Registered:")
-    _show_agent(agent)
+def _show_registered(result: dict[str, Any]) -> None:
+    """A registration: the agent, and for a domain with an ARD manifest what the manifest listed."""
+    if "id" in result:
+        click.echo("Registered:")
+        _show_agent(result)
+    if "manifest" in result:
+        _show_manifest(result["manifest"], result.get("domainCard"))
+
+
+FOUND_VIA = {
+    "well-known": "/.well-known/ard.json",
+    "well-known-legacy": "/.well-known/ai-catalog.json",
+    "agentmap": "robots.txt Agentmap",
+    "link": "a link on the home page",
+}
+
+
+def _show_manifest(report: dict[str, Any], domain_card: dict[str, Any] | None) -> None:
+    if domain_card is not None:
+        click.echo(f"Domain card: {domain_card['outcome']} ({domain_card['message']})")
+    click.echo(f"ARD manifest {report['url']} (found via {FOUND_VIA.get(report['foundVia'], report['foundVia'])}):")
+    nested = f", {report['catalogs']} nested catalog(s)" if report["catalogs"] else ""
+    click.echo(f"  listed {report['listed']} A2A agent(s){nested}; {report['ignored']} other entries ignored")
+    counts = [(key, len(report[key])) for key in ("registered", "updated", "linked", "deprecated", "reactivated")]
+    counts += [("unchanged", report["unchanged"]), ("refused", len(report["refused"]))]
+    click.echo("  " + ", ".join(f"{key} {count}" for key, count in counts if count or key == "registered"))
+    changed = [(what, item["id"], item["identifier"]) for what, _ in counts[:5] for item in report[what]]
+    if changed:
+        table(("  WHAT", "AGENT", "IDENTIFIER"), [(f"  {what}", *rest) for what, *rest in changed])
+    if report["refused"]:
+        table(
+            ("  REFUSED", "RULE", "WHY"), [(f"  {r['identifier']}", r["rule"], r["message"]) for r in report["refused"]]
+        )
+    if not report["complete"]:
+        click.echo("  (not every catalog could be read: nothing was taken as removed)")
 
 
 def _show_agent(agent: dict[str, Any]) -> None:
@@ -56,18 +88,23 @@ def _show_agent(agent: dict[str, Any]) -> None:
 @json_option
 @reports_errors
 def register(url: str, jwks_url: str | None, registry: str, token: str | None, as_json: bool) -> None:
-    """Register an agent by its URL.
+    """Register an agent by its URL, or every agent a domain lists.
 
     URL is the agent's base URL (its card is looked for at /.well-known/agent-card.json, then
-    /.well-known/agent.json) or the URL of its card.
+    /.well-known/agent.json) or the URL of its card. For a domain (https://example.com) the
+    registry also looks for its ARD manifest (/.well-known/ard.json, /.well-known/ai-catalog.json,
+    robots.txt Agentmap, a rel="ard" link on its home page), registers every A2A agent it lists,
+    prints what was listed, registered and refused (with the rule each entry broke), and keeps
+    following the manifest: new entries are registered, removed ones deprecated.
 
     \b
     Example:
       agentdex register https://weather.example.com --token adx_...
+      agentdex register https://example.com --json     (a domain and its ARD manifest)
     """
     body = {"url": url, **({"jwksUrl": jwks_url} if jwks_url else {})}
-    agent = make_client(registry, token).call("POST", "/v1/agents", json=body)
-    emit(agent, as_json, _show_registered)
+    result = make_client(registry, token).call("POST", "/v1/agents", json=body)
+    emit(result, as_json, _show_registered)
 
 
 @click.group(invoke_without_command=True)

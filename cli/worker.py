@@ -25,6 +25,7 @@ JOB_CHOICES = (
     "relay-delivery",
     "prune-relay-messages",
     "tag-counts",
+    "manifest-recrawl",
 )  # registry.schedule.JOB_NAMES
 
 

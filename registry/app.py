@@ -10,12 +10,16 @@ from flask.sessions import SessionInterface
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from registry import jsontext
+from registry.a2a import bp as a2a
 from registry.api import service, wellknown
 from registry.api.errors import exception_response, register_error_handlers
 from registry.auth import api_tokens as tokens
 from registry.catalog import api as agents
 from registry.catalog import api_tags as catalog
 from registry.container import Services, build_services
+from registry.discovery import api_listings as manifest_listings
+from registry.discovery import api_manifest as ard_manifest
+from registry.discovery import api_search as ard_search
 from registry.health import api as health
 from registry.relay import api as relay
 from registry.relay import api_ingress as relay_ingress
@@ -104,6 +108,10 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(service.bp)
     app.register_blueprint(relay.bp)
     app.register_blueprint(tokens.bp)
+    app.register_blueprint(a2a)
+    app.register_blueprint(ard_manifest.bp)
+    app.register_blueprint(ard_search.bp)
+    app.register_blueprint(manifest_listings.bp)
 
 
 def register_relay_ingress(app: Flask) -> None:

@@ -7,10 +7,12 @@ import dataclasses
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from registry.a2a import RegistryAgent, registry_agent
 from registry.api.registry_card import RegistryCard
 from registry.auth import TokenService
 from registry.catalog import (
     CardFetcher,
+    CatalogListing,
     CatalogSearch,
     CatalogService,
     CatalogStore,
@@ -20,6 +22,17 @@ from registry.catalog import (
     SqliteCatalogStore,
 )
 from registry.db import WalCheckpointer, make_engine, make_session_factory, queue_claims, single_statements, sqlite_path
+from registry.discovery import (
+    Federation,
+    ListingWatch,
+    ManifestCrawling,
+    ManifestPublisher,
+    NoListing,
+    PageCache,
+    SignedHost,
+    UnsignedHost,
+    manifest_crawling,
+)
 from registry.health import CrawlPolicy, CrawlService, HealthPolicy, HealthProbe, HealthService
 from registry.outbound import OutboundPolicy, SafeHttpClient
 from registry.relay import RelayServices, build_relay, card_key_sources, relay_policy
@@ -56,6 +69,10 @@ class Services:
     trust: TrustService
     trust_reads: TrustReads
     relay: RelayServices
+    a2a: RegistryAgent  # the registry's own A2A agent (registry.a2a)
+    manifest: ManifestPublisher
+    federation: Federation
+    manifest_crawl: ManifestCrawling  # domains registered with their ARD manifests, re-crawled
     checkpointer: WalCheckpointer | None = None
 
     def close(self) -> None:
@@ -161,6 +178,18 @@ def trust_service(
     return TrustService(engine, policy, owner_keys, endorser, require_signatures=settings.trust.require_signatures)
 
 
+def manifest_publisher(
+    settings: Settings, engine: Engine, search: CatalogSearch, keys: RegistryKeys
+) -> ManifestPublisher:
+    """The ARD manifest: its pages watched through the database (so a change made by any process
+    shows), its host signed with the key that signs the registry's card."""
+    ard = settings.ard
+    listing = CatalogListing(single_statements(engine), hide_dead_after=settings.worker.hide_dead_after)
+    watch = ListingWatch(listing, ard.manifest_page) if ard.list_agents else NoListing()
+    host = SignedHost(keys, alg=settings.trust.endorsement_alg) if ard.sign_manifest else UnsignedHost()
+    return ManifestPublisher(search, watch, host, PageCache(), page_size=ard.manifest_page)
+
+
 def build_services(settings: Settings, *, long_running: bool = False) -> Services:
     """Wire every service. `long_running` (web and worker processes): SQLite WAL checkpoints
     run in a background thread instead of inside whichever commit crosses the threshold."""
@@ -178,6 +207,7 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
     store = catalog_store(engine, embedder)
     catalog = CatalogService(store, fetcher, limits, trust)
     ranked = RankedSearch(store, embedder, RankingSettings(semantic_floor=settings.search_semantic_floor))
+    search = CatalogSearch(store, ranked, hide_dead_after=settings.worker.hide_dead_after)
     return Services(
         settings=settings,
         engine=engine,
@@ -186,7 +216,7 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
         limits=limits,
         tokens=TokenService(sessions),
         catalog=catalog,
-        search=CatalogSearch(store, ranked, hide_dead_after=settings.worker.hide_dead_after),
+        search=search,
         health=health_service(settings, engine, http),
         crawler=crawl_service(settings, engine, fetcher, catalog),
         registry_keys=keys,
@@ -196,5 +226,11 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
             single_statements(engine), trust.endorser, require_signatures=settings.trust.require_signatures
         ),
         relay=relay_services(settings, engine, sessions, http, keys, trust),
+        a2a=registry_agent(engine, search, catalog, fetcher, trust, limits, max_limit=settings.page_limit_max),
+        manifest=manifest_publisher(settings, engine, search, keys),
+        federation=Federation(
+            http, settings.ard.upstreams, timeout=settings.ard.federation_timeout, max_hops=settings.ard.max_hops
+        ),
+        manifest_crawl=manifest_crawling(settings, engine, http, catalog),
         checkpointer=WalCheckpointer(database_file).start() if database_file else None,
     )

@@ -13,7 +13,16 @@ RECRAWL = "recrawl"
 PRUNE_HEALTH_CHECKS = "prune-health-checks"
 PRUNE_RELAY_MESSAGES = "prune-relay-messages"
 TAG_COUNTS = "tag-counts"
-JOB_NAMES = (HEALTH_PROBE, RECRAWL, PRUNE_HEALTH_CHECKS, RELAY_DELIVERY, PRUNE_RELAY_MESSAGES, TAG_COUNTS)
+MANIFEST_RECRAWL = "manifest-recrawl"
+JOB_NAMES = (
+    HEALTH_PROBE,
+    RECRAWL,
+    PRUNE_HEALTH_CHECKS,
+    RELAY_DELIVERY,
+    PRUNE_RELAY_MESSAGES,
+    TAG_COUNTS,
+    MANIFEST_RECRAWL,
+)
 PRUNE_EVERY = 600.0
 TAG_COUNTS_EVERY = 2.0  # with nothing to fold, a fold is one read of an empty table
 
@@ -28,4 +37,6 @@ def scheduled_jobs(services: Services) -> list[Job]:
         services.relay.delivery_job(services.settings),
         PeriodicJob(PRUNE_RELAY_MESSAGES, PRUNE_EVERY, services.relay.operations.prune),
         PeriodicJob(TAG_COUNTS, TAG_COUNTS_EVERY, services.catalog.fold_tag_counts),
+        # A domain's crawl fetches many cards itself: a few at a time.
+        LeasedJob(MANIFEST_RECRAWL, worker.tick, services.manifest_crawl.recrawl, batch=2),
     ]

@@ -1,14 +1,17 @@
 """Every table of every domain, so that `Base.metadata` is complete (the migrations test, tooling)."""
 
+from registry.a2a import A2ATask
 from registry.audit import AuditEntry
 from registry.auth import ApiToken, Principal
 from registry.catalog import Agent, AgentCard, AgentTerm, TagCount, TagCountDelta
 from registry.db import Base
+from registry.discovery import ManifestListing, ManifestSource
 from registry.health import HealthCheck
 from registry.relay import RelayAttempt, RelayMessage, RelaySubscription
 from registry.trust import CardEndorsement, RegistryKey, SignatureCheck, TrustedKey
 
 __all__ = [
+    "A2ATask",
     "Agent",
     "AgentCard",
     "AgentTerm",
@@ -17,6 +20,8 @@ __all__ = [
     "Base",
     "CardEndorsement",
     "HealthCheck",
+    "ManifestListing",
+    "ManifestSource",
     "Principal",
     "RegistryKey",
     "RelayAttempt",

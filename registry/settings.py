@@ -143,6 +143,14 @@ class ArdSettings:
     crawl_depth: int = 4
     crawl_max_entries: int = 10_000
 
+    def __post_init__(self) -> None:
+        if not 1 <= self.manifest_page <= 10_000:
+            raise SettingsError("AGENTDEX_ARD_MANIFEST_PAGE must be between 1 and 10000")
+        if self.federation_timeout <= 0 or self.max_hops < 0:
+            raise SettingsError("AGENTDEX_ARD_FEDERATION_TIMEOUT must be > 0 and AGENTDEX_ARD_MAX_HOPS >= 0")
+        if self.crawl_depth < 1 or self.crawl_max_entries < 1:
+            raise SettingsError("AGENTDEX_ARD_CRAWL_DEPTH and AGENTDEX_ARD_CRAWL_MAX_ENTRIES must be at least 1")
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ArdSettings:
         """Raises SettingsError naming the variable when a value cannot be parsed."""

@@ -39,6 +39,8 @@ LZ4_AVAILABLE = sa.text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE nam
 
 def upgrade() -> None:
     create_tables()
+    _manifest_tables()
+    _a2a_tasks()
     dialect = op.get_bind().dialect.name
     if dialect == "sqlite":
         _sqlite_text_index()
@@ -57,8 +59,93 @@ def downgrade() -> None:
         op.execute("DROP FUNCTION agentdex_relay_notify()")
         op.execute("DROP SEQUENCE relay_message_order")
         op.drop_table("agent_search")
+    op.drop_table("a2a_tasks")
+    for table in MANIFEST_TABLES:
+        op.drop_table(table)
     for table in TABLES:
         op.drop_table(table)  # and its indexes
+
+
+# The domains whose ARD manifests are crawled, and which entry listed which agent (child first).
+MANIFEST_TABLES = ("manifest_listings", "manifest_sources")
+
+
+def _manifest_tables() -> None:
+    utc = sa.DateTime(timezone=True)
+    op.create_table(
+        "manifest_sources",
+        sa.Column("pk", sa.Integer(), nullable=False),
+        sa.Column("domain", sa.String(300), nullable=False),
+        sa.Column("manifest_url", sa.String(2048), nullable=False),
+        sa.Column("found_via", sa.String(20), nullable=False),
+        sa.Column("owner_id", sa.Integer(), nullable=True),
+        sa.Column("created_at", utc, nullable=False),
+        sa.Column("next_crawl_at", utc, nullable=False),
+        sa.Column("crawl_lease_owner", sa.String(100), nullable=True),
+        sa.Column("crawl_lease_until", utc, nullable=True),
+        sa.Column("crawled_at", utc, nullable=True),
+        sa.Column("crawl_failures", sa.Integer(), nullable=False, server_default=sa.text("0")),
+        sa.Column("crawl_error", sa.String(500), nullable=True),
+        sa.Column("etag", sa.String(500), nullable=True),
+        sa.Column("last_modified", sa.String(100), nullable=True),
+        sa.Column("documents", sa.Integer(), nullable=False, server_default=sa.text("1")),
+        sa.PrimaryKeyConstraint("pk", name="pk_manifest_sources"),
+        sa.UniqueConstraint("domain", name="uq_manifest_sources_domain"),
+        sa.ForeignKeyConstraint(
+            ["owner_id"], ["principals.id"], name="fk_manifest_sources_owner_id_principals", ondelete="SET NULL"
+        ),
+    )
+    op.create_index("ix_manifest_sources_owner_id", "manifest_sources", ["owner_id"])
+    op.create_index("ix_manifest_sources_next_crawl_at", "manifest_sources", ["next_crawl_at"])
+    op.create_table(
+        "manifest_listings",
+        sa.Column("pk", sa.Integer(), nullable=False),
+        sa.Column("source_pk", sa.Integer(), nullable=False),
+        sa.Column("identifier", sa.String(500), nullable=False),
+        sa.Column("agent_pk", sa.Integer(), nullable=True),
+        sa.Column("catalog_url", sa.String(2048), nullable=False),
+        sa.Column("entry_url", sa.String(2048), nullable=True),
+        sa.Column("entry_sha256", sa.String(64), nullable=False),
+        sa.Column("owned", sa.Boolean(), nullable=False),
+        sa.Column("listed", sa.Boolean(), nullable=False),
+        sa.Column("deprecated", sa.Boolean(), nullable=False),
+        sa.Column("first_listed_at", utc, nullable=False),
+        sa.Column("last_listed_at", utc, nullable=False),
+        sa.Column("delisted_at", utc, nullable=True),
+        sa.PrimaryKeyConstraint("pk", name="pk_manifest_listings"),
+        sa.UniqueConstraint("source_pk", "identifier", name="uq_manifest_listings_source_pk_identifier"),
+        sa.ForeignKeyConstraint(
+            ["source_pk"],
+            ["manifest_sources.pk"],
+            name="fk_manifest_listings_source_pk_manifest_sources",
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["agent_pk"], ["agents.pk"], name="fk_manifest_listings_agent_pk_agents", ondelete="SET NULL"
+        ),
+    )
+    op.create_index("ix_manifest_listings_agent_pk", "manifest_listings", ["agent_pk"])
+
+
+def _a2a_tasks() -> None:
+    # The tasks of the registry's own A2A agent, kept a bounded time for GetTask.
+    utc = sa.DateTime(timezone=True)
+    op.create_table(
+        "a2a_tasks",
+        sa.Column("id", sa.String(200), nullable=False),
+        sa.Column("context_id", sa.String(200), nullable=False),
+        sa.Column("state", sa.String(40), nullable=False),
+        sa.Column("principal_id", sa.Integer(), nullable=True),
+        sa.Column("body", sa.LargeBinary(), nullable=False),
+        sa.Column("updated_at", utc, nullable=False),
+        sa.Column("expires_at", utc, nullable=False),
+        sa.PrimaryKeyConstraint("id", name="pk_a2a_tasks"),
+        sa.ForeignKeyConstraint(
+            ["principal_id"], ["principals.id"], name="fk_a2a_tasks_principal_id_principals", ondelete="CASCADE"
+        ),
+    )
+    op.create_index("ix_a2a_tasks_principal_id", "a2a_tasks", ["principal_id"])
+    op.create_index("ix_a2a_tasks_expires_at", "a2a_tasks", ["expires_at"])
 
 
 def _sqlite_text_index() -> None:

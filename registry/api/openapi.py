@@ -172,7 +172,10 @@ def openapi_document() -> dict[str, Any]:
             "/v1/agents": {
                 "get": _op("Search agents", params=SEARCH, errors=("400", "422")),
                 "post": _op(
-                    "Register an agent by URL or uploaded card",
+                    "Register an agent by URL or uploaded card; a domain's URL also registers every A2A agent its "
+                    "ARD manifest lists (the answer then holds `manifest`: what was listed, registered, updated, "
+                    "refused with each rule; and `domainCard` when the domain's own card was not registered now; "
+                    "201 when anything was registered, else 200)",
                     body="Registration",
                     ok="201",
                     auth=True,
@@ -233,6 +236,13 @@ def openapi_document() -> dict[str, Any]:
                     params=[AGENT_ID],
                     auth=True,
                     errors=("401", "403", "404", "409"),
+                )
+            },
+            "/v1/agents/{agent_id}/listings": {
+                "get": _op(
+                    "Which domains' ARD manifests list the agent: domain, manifest URL, catalog, identifier, "
+                    "whether it is still listed and whether the crawl registered it",
+                    params=[AGENT_ID],
                 )
             },
             "/v1/agents/{agent_id}/signatures": {

@@ -1,9 +1,13 @@
 """Agentdex's own Agent Card (`/.well-known/agent-card.json`), signed with the registry key.
 
-A v1.0 card with the 0.3 compatibility fields an SDK server adds (`url`, `preferredTransport`,
-`protocolVersion`), so clients of either generation can read it. Its interface is the registry's
-REST API; what it can do for an agent is listed as skills. The signature is made exactly like an
-endorsement (same canonical form, `jku` = the registry's JWKS), so any A2A SDK verifies it.
+The card of the registry's A2A agent (`registry.a2a`): its JSON-RPC interface (A2A 1.0, and 0.3
+on the same URL) and its HTTP+JSON interface (1.0), both of which answer; its skills, modes and
+capabilities as the endpoints have them (no streaming, no push, no extended card); the bearer
+token `register-agent` needs as its one security scheme. A v1.0 card with the 0.3 fields the
+official SDK's server adds (`url` and `preferredTransport` of the first 0.3 interface, its
+`protocolVersion`; each security scheme and skill requirement also in its 0.3 form), so clients
+of either generation read it. The signature is made exactly like an endorsement (same canonical
+form, `jku` = the registry's JWKS), so any A2A SDK verifies it.
 """
 
 from __future__ import annotations
@@ -14,32 +18,13 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
+from registry.a2a import INPUT_MODES, JSONRPC_PATH, OUTPUT_MODES, REST_PATH, SKILLS, TOKEN_SCHEME, WRITE_SCOPE
 from registry.trust import RegistryKeys
 from signing import sign_card
 
-_SKILLS = (
-    (
-        "find-agents",
-        "Find agents",
-        "Search registered A2A agents by skill tags, text, input/output modes, "
-        "capabilities, protocol version, health and signature state.",
-        ["discovery", "search", "registry"],
-        ["Find verified agents tagged weather that stream"],
-    ),
-    (
-        "register-agent",
-        "Register an agent",
-        "Fetch, validate and verify an Agent Card from its URL and list it.",
-        ["registry", "validation"],
-        ["Register https://agent.example.com"],
-    ),
-    (
-        "verify-card",
-        "Verify and endorse Agent Cards",
-        "Verify an agent's card signatures against its owner's keys and serve the card countersigned by the registry.",
-        ["signing", "trust", "jws"],
-        ["Get the endorsed card of agent 5b0c…"],
-    ),
+TOKEN_HELP = (
+    f"An Agentdex API token with the {WRITE_SCOPE} scope (`agentdex tokens create`), sent as "
+    "Authorization: Bearer <token>. Only register-agent needs one."
 )
 
 
@@ -52,26 +37,38 @@ def _version() -> str:
 
 def registry_card(base: str) -> dict[str, Any]:
     """The unsigned card for a registry served at `base`."""
-    api = f"{base}/v1"
+    jsonrpc, rest = f"{base}{JSONRPC_PATH}", f"{base}{REST_PATH}"
     return {
         "name": "Agentdex",
         "description": "Registry and discovery service for A2A agents: validated, signature-checked and "
-        f"health-checked Agent Cards. REST API described at {base}/openapi.json.",
-        "version": _version(),
-        "supportedInterfaces": [{"url": api, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
-        "provider": {"organization": "Agentdex", "url": base},
-        "documentationUrl": f"{base}/openapi.json",
-        "capabilities": {"streaming": False, "pushNotifications": False},
-        "defaultInputModes": ["application/json"],
-        "defaultOutputModes": ["application/json"],
-        "skills": [
-            {"id": id_, "name": name, "description": text, "tags": tags, "examples": examples}
-            for id_, name, text, tags, examples in _SKILLS
+        "health-checked Agent Cards. Ask it in A2A to find agents for a task (find-agents), to check a "
+        f"card (verify-card) or to list one (register-agent). REST API at {base}/v1, described at "
+        f"{base}/openapi.json.",
+        "supportedInterfaces": [
+            {"url": jsonrpc, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": rest, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": jsonrpc, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
         ],
-        # 0.3 compatibility fields (as the official SDK's server adds them to a v1.0 card)
-        "protocolVersion": "0.3.0",
-        "url": api,
-        "preferredTransport": "HTTP+JSON",
+        "provider": {"organization": "Agentdex", "url": base},
+        "version": _version(),
+        "documentationUrl": f"{base}/openapi.json",
+        "capabilities": {"streaming": False, "pushNotifications": False, "extendedAgentCard": False},
+        "securitySchemes": {
+            TOKEN_SCHEME: {
+                "httpAuthSecurityScheme": {"scheme": "Bearer", "description": TOKEN_HELP},
+                # the same scheme in its 0.3 form
+                "type": "http",
+                "scheme": "Bearer",
+                "description": TOKEN_HELP,
+            }
+        },
+        "defaultInputModes": list(INPUT_MODES),
+        "defaultOutputModes": list(OUTPUT_MODES),
+        "skills": [skill.card_json() for skill in SKILLS],
+        # 0.3 compatibility fields: the first 0.3 interface (as the official SDK's server adds them)
+        "preferredTransport": "JSONRPC",
+        "protocolVersion": "0.3",
+        "url": jsonrpc,
     }
 
 

@@ -2,9 +2,12 @@
 
 from registry.catalog.card_urls import canonical_card_url
 from registry.catalog.errors import CatalogError, InvalidCard
+from registry.catalog.facets import Facet
 from registry.catalog.fetcher import AgentTimeout, CardFetcher, CardFetchError, CardTooLarge, FetchedCard, NotModified
+from registry.catalog.listing import CatalogListing, ListedBlock
 from registry.catalog.models import Agent, AgentCard, AgentEmbedding, AgentTerm, TagCount, TagCountDelta
 from registry.catalog.presenters import api_time, health_json
+from registry.catalog.query_syntax import QuerySyntaxError, filtered_query, parse_query
 from registry.catalog.ranking import RankedSearch, RankingSettings, Relevance
 from registry.catalog.records import CardRecord, normalize_tag
 from registry.catalog.search import AgentQuery, CatalogSearch
@@ -17,7 +20,9 @@ __all__ = [
     "AgentTimeout",
     "CardTooLarge",
     "CatalogError",
+    "CatalogListing",
     "InvalidCard",
+    "ListedBlock",
     "TagCount",
     "TagCountDelta",
     "Agent",
@@ -31,15 +36,19 @@ __all__ = [
     "CatalogSearch",
     "CatalogService",
     "CatalogStore",
+    "Facet",
     "FetchedCard",
     "NotModified",
     "PostgresCatalogStore",
+    "QuerySyntaxError",
     "RankedSearch",
     "RankingSettings",
     "Relevance",
     "SqliteCatalogStore",
     "api_time",
     "canonical_card_url",
+    "filtered_query",
     "health_json",
     "normalize_tag",
+    "parse_query",
 ]

@@ -75,12 +75,18 @@ def register() -> Response:
             raise InvalidRequest("card must be a JSON object (the Agent Card)")
         card_url = string_field(body, "cardUrl", required=True)
         snapshot = _services().catalog.register_card(actor, body["card"], card_url or "", jwks_url=jwks_url)
+        manifest: dict[str, Any] = {}
+        created = True
     else:
         url = string_field(body, "url", required=True)
-        snapshot = _services().catalog.register_from_url(actor, url or "", jwks_url=jwks_url)
-    response = jsonify(agent_json(snapshot.agent))
-    response.status_code = 201
-    response.headers["Location"] = f"{request.script_root}{bp.url_prefix}/{snapshot.agent.id}"
+        # A domain's URL also registers what its ARD manifest lists (`registry.discovery.domains`):
+        # its own agent as before, if any, plus `manifest` (and `domainCard` when no agent came of it).
+        found = _services().manifest_crawl.domains.register(actor, url or "", jwks_url=jwks_url)
+        snapshot, manifest, created = found.agent, found.manifest_json(), found.created
+    response = jsonify({**(agent_json(snapshot.agent) if snapshot else {}), **manifest})
+    response.status_code = 201 if created else 200
+    if snapshot:
+        response.headers["Location"] = f"{request.script_root}{bp.url_prefix}/{snapshot.agent.id}"
     return response
 
 

@@ -138,8 +138,8 @@ class AgentCard(Base):
 
 class AgentTerm(Base):
     """A normalised, searchable value of an agent's current card: kind is tag, skill, input, output,
-    cap, proto, sig or status. Written and removed with the card by the store; no foreign key, whose
-    check would cost every one of a registration's ~20 rows."""
+    cap, proto, sig, status or host (the card URL's). Written and removed with the card by the store;
+    no foreign key, whose check would cost every one of a registration's ~20 rows."""
 
     __tablename__ = "agent_terms"
     # On SQLite clustered on the primary key: stored twice, not three times.

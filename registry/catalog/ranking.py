@@ -107,7 +107,7 @@ class RankedSearch:
     def _narrowed(self, filters: SearchFilters) -> list[int] | None:
         """The agents the filters alone leave, when they are few; None when they are many."""
         narrowing = [kind for kind, _ in filters.terms if kind != "status"]
-        if not (narrowing or filters.any_tags or filters.health or filters.updated_since):
+        if not (narrowing or filters.groups() or filters.health or filters.health_in or filters.updated_since):
             return None
         limit = self._settings.narrow_filters
         rows = self._store.search(filters, 0, limit + 1, ("pk",))

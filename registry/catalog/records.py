@@ -10,6 +10,7 @@ import hashlib
 import re
 import unicodedata
 from typing import Any
+from urllib.parse import urlsplit
 
 from registry import jsontext
 from registry.trust import SIGNATURE_TERM, CardTrust
@@ -57,6 +58,22 @@ def normalize_tag(tag: str) -> str:
 @functools.lru_cache(maxsize=1024)
 def normalize_mode(mode: str) -> str:
     return mode.strip().lower()
+
+
+def normalize_host(host: str) -> str:
+    """Hosts match case-insensitively, an IPv6 literal with or without its brackets, a fully
+    qualified name with or without its final dot."""
+    return host.strip().lower().removeprefix("[").removesuffix("]").rstrip(".")
+
+
+def host_of(card_url: str) -> str | None:
+    """The host of a card URL as the "host" term holds it: no port (`normalize_host`); None
+    for a URL without one."""
+    try:
+        host = urlsplit(card_url).hostname
+    except ValueError:
+        return None
+    return normalize_host(host) if host else None
 
 
 def protocol_terms(versions: list[str]) -> set[str]:
@@ -180,6 +197,9 @@ def term_rows(agent_pk: int, values: dict[str, Any], summary: CardSummary) -> li
     terms.update(("cap", name) for name, on in values["capabilities"].items() if on)
     terms.update(("proto", v) for v in protocol_terms(values["protocol_versions"]))
     terms.add(("status", values["status"]))
+    host = host_of(values["card_url"])
+    if host:
+        terms.add(("host", host))  # who publishes the agent (ARD's publisher facet and filter)
     if "signature_state" in values:
         terms.add((SIGNATURE_TERM, values["signature_state"]))
     # Values are indexed by their first MAX_TERM characters; two that share them are one row.

@@ -5,12 +5,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Row
 
+from registry.catalog.any_of import AnyOf, narrowed
 from registry.catalog.drift import card_drift
+from registry.catalog.facets import TEXT_MATCHES, Facet, FacetCounter, check_facet_request
 from registry.catalog.models import AgentCard
 from registry.catalog.ranking import RankedSearch, Relevance
 from registry.catalog.records import MAX_TERM, normalize_mode, normalize_tag
@@ -29,7 +31,13 @@ MAX_SEARCH_TAGS = 32
 
 @dataclasses.dataclass(frozen=True)
 class AgentQuery:
-    """A catalog search. Every filter narrows the result; tags match all unless `match_any`."""
+    """A catalog search. Every filter narrows the result; tags match all unless `match_any`.
+
+    `any_of`: groups of (kind, values); an agent matches a group when it has at least one of the
+    values, and must match every group (and every other filter: a status group narrows `status`,
+    so choosing statuses by a group wants `status="any"`). Kinds: tag, host (the card URL's host),
+    input, output, cap, proto, sig, health, status (`registry.catalog.any_of`).
+    """
 
     tags: tuple[str, ...] = ()
     match_any: bool = False
@@ -47,6 +55,7 @@ class AgentQuery:
     ranking: str = "fused"  # with text: fused, lexical or semantic (`registry.retrieval.scoring.RANKINGS`)
     limit: int = 50
     cursor: str | None = None
+    any_of: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def required_terms(self) -> list[tuple[str, str]]:
         terms = [] if self.match_any else [("tag", normalize_tag(t)) for t in self.tags]
@@ -88,11 +97,14 @@ class CatalogSearch:
         self._ranked = ranked
         self._hide_dead_after = hide_dead_after
         self._clock = clock
+        self._facets = FacetCounter(store)
 
     def search(self, query: AgentQuery) -> AgentPage:
         """Agents matching every filter: with text, best first (`registry.catalog.ranking`); without,
         in registration order; `limit` at a time."""
         filters = self._filters(query)
+        if filters is None:
+            return AgentPage([], None, {} if query.text is not None else None)
         if query.text is not None:
             return self._ranked_page(query, filters)
         after = decode_cursor(query.cursor)
@@ -100,6 +112,23 @@ class CatalogSearch:
         more = len(rows) > query.limit
         rows = rows[: query.limit]
         return AgentPage(rows, encode_cursor(rows[-1].pk) if more else None)
+
+    def facets(self, query: AgentQuery, kinds: Sequence[str], limit: int = 20, min_count: int = 1) -> dict[str, Facet]:
+        """For each kind (`AgentQuery.any_of`'s; host values are hostnames), the values that the
+        query's matching agents carry, with how many carry each (`Facet`). The matches are those
+        of `search` (its default status and hiding of dead agents included; cursor and limit
+        ignored); with text, the first TEXT_MATCHES (1,000) agents the ranked search finds.
+        Large sets are counted from the catalog's indexes and kept a while (`registry.catalog.facets`).
+        Raises InvalidRequest for an unknown kind, a limit outside 1…1,000, a negative min_count,
+        or a bad query."""
+        check_facet_request(kinds, limit, min_count)
+        filters = self._filters(query)
+        if filters is None or not kinds:
+            return {kind: Facet([], 0) for kind in kinds}
+        if query.text is None:
+            return self._facets.of(filters, kinds, limit, min_count)
+        found = self._ranked.rank(query.text, filters, query.ranking, None, TEXT_MATCHES)
+        return self._facets.among([result.pk for result in found], kinds, limit, min_count)
 
     def _ranked_page(self, query: AgentQuery, filters: SearchFilters) -> AgentPage:
         after = decode_ranked_cursor(query.cursor)
@@ -134,16 +163,23 @@ class CatalogSearch:
                 counts[tag] = counts.get(tag, 0) + 1
         return sorted(counts, key=lambda tag: -counts[tag])[:SUGGESTED_TAGS]
 
-    def _filters(self, query: AgentQuery) -> SearchFilters:
-        """Raises InvalidRequest for more than MAX_SEARCH_TAGS tags."""
+    def _filters(self, query: AgentQuery) -> SearchFilters | None:
+        """None when no agent can match (a health or status filter and a group share no value).
+        Raises InvalidRequest for more than MAX_SEARCH_TAGS tags, or a bad any-of group (`AnyOf.of`)."""
         if len(query.tags) > MAX_SEARCH_TAGS:
             # Each tag is a probe or a range of its own in the statement, and each count of them
             # a statement shape kept for reuse.
             raise InvalidRequest(f"a search takes at most {MAX_SEARCH_TAGS} tags, not {len(query.tags)}")
-        terms = query.required_terms()
+        any_of = AnyOf.of(query.any_of)
+        terms = list(dict.fromkeys([*query.required_terms(), *any_of.terms]))
         any_tags = sorted({normalize_tag(t)[:MAX_TERM] for t in query.tags}) if query.match_any else []
-        status = None if query.status == "any" else query.status
-        if status is not None and not (terms or any_tags or query.text is not None):
+        allowed_health = narrowed("health", query.health, any_of.health)
+        allowed_status = narrowed("status", None if query.status == "any" else query.status, any_of.status)
+        if allowed_health == () or allowed_status == ():
+            return None
+        groups = any_of.groups_beside(terms)
+        (health, healths), (status, statuses) = _one_or_many(allowed_health), _one_or_many(allowed_status)
+        if status is not None and not (terms or any_tags or groups or query.text is not None):
             terms, status = [("status", status)], None  # the only filter: its index drives the walk
         # Otherwise the status is checked on the agent's row, with the other per-agent filters,
         # rather than by one more index probe for every candidate.
@@ -151,9 +187,12 @@ class CatalogSearch:
             terms,
             any_tags,
             updated_since=query.updated_since,
-            health=query.health,
+            health=health,
             dead_cutoff=self._dead_cutoff(query),
             status=status,
+            any_terms=groups,
+            health_in=healths,
+            status_in=statuses,
         )
 
     def reindex(self, every: bool = False, progress: Callable[[int], None] = lambda done: None) -> int:
@@ -195,6 +234,13 @@ class CatalogSearch:
     def tags(self, limit: int = 200, prefix: str | None = None) -> list[tuple[str, int]]:
         """Tags of active agents with how many agents carry each, most used first."""
         return self._store.tags(limit, normalize_tag(prefix) if prefix else None)
+
+
+def _one_or_many(states: tuple[str, ...] | None) -> tuple[str | None, tuple[str, ...]]:
+    """Allowed states as filters: one state (compared), or several (a list); neither for any."""
+    if states is None:
+        return None, ()
+    return (states[0], ()) if len(states) == 1 else (None, states)
 
 
 def _version_entry(card: AgentCard, drift: dict[str, list[str]] | None) -> dict[str, Any]:

@@ -130,6 +130,17 @@ class CatalogService:
         outcomes.extend(self._insert_batch(actor, batch))
         return sorted(outcomes, key=lambda o: o.index)
 
+    def import_listed(self, actor: Actor, cards: list[tuple[str, FetchedCard, str]]) -> list[ImportOutcome]:
+        """An ARD manifest's cards as `import_cards`: (card URL, as fetched, "crawled" or inline "pushed")."""
+        outcomes, batch, scope = [], [], self._trust.new_scope(actor, None)
+        for index, (url, got, source) in enumerate(cards):
+            try:
+                record = self._record(got.card, got.body, url, source=source, scope=scope, fetched=got)
+                batch.append((index, NewAgent(record, self._new_agent_columns(actor, record, scope))))
+            except (InvalidCard, PayloadTooLarge, SignatureRequired) as error:
+                outcomes.append(ImportOutcome(index, error=_error_dict(error)))
+        return sorted([*outcomes, *self._insert_batch(actor, batch)], key=lambda o: o.index)
+
     # -- naming an agent ------------------------------------------------------------------
 
     def resolve_id(self, text: str) -> str:

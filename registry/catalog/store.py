@@ -18,13 +18,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from registry.audit import AuditEntry
-from registry.catalog.models import Agent, AgentCard, AgentEmbedding, AgentTerm, TagCountDelta
+from registry.catalog.models import Agent, AgentCard, AgentTerm, TagCountDelta
 from registry.catalog.records import ACTIVE, CardRecord, agent_values, card_values, term_rows
 from registry.catalog.search_index import Arm, Fields, IndexEntry, SearchIndex
+from registry.catalog.store_facets import FacetReads
+from registry.catalog.store_reindex import ReindexStore
 from registry.catalog.store_search import SearchFilters, SearchStatements, TermStats
 from registry.catalog.tag_counts import TagCounts
 from registry.trust import trust_rows
-from registry.validation import CardSummary
 
 TableRows = dict[Any, list[dict[str, Any]]]  # rows to insert, by table (a Table or a `table()` clause)
 
@@ -64,9 +65,10 @@ class NewAgent:
     pk: int | None = None  # once written
 
 
-class CatalogStore:
+class CatalogStore(FacetReads, ReindexStore):
     """Reads and writes the catalog's tables. Subclasses say how their database indexes text and
-    serialises writers; `registry.container.catalog_store` picks the one that fits."""
+    serialises writers; `registry.container.catalog_store` picks the one that fits. What facets read
+    and what reindexing writes are in `store_facets.py` and `store_reindex.py`."""
 
     def __init__(self, engine: Engine, reads: Engine, index: SearchIndex) -> None:
         """`reads`: the engine for single statements (`registry.db.single_statements`)."""
@@ -86,6 +88,10 @@ class CatalogStore:
 
     def planned_for_values(self, conn: Connection) -> AbstractContextManager[object]:
         """Held while a search runs on `conn`: its statements are planned for their values."""
+        return nullcontext()
+
+    def walking_merged_ranges(self, conn: Connection) -> AbstractContextManager[object]:
+        """Held while a search driven by an any-of group's merged ranges runs on `conn`."""
         return nullcontext()
 
     def lock_agent(self, conn: Connection, agent_pk: int) -> None:
@@ -304,34 +310,10 @@ class CatalogStore:
         pk order, matching every filter."""
         with self._reads.connect() as conn, self.planned_for_values(conn):
             counts = {term: self._stats.count(conn, *term) for term in filters.counted_terms()}
-            statement, params = self._search.page(filters, counts, columns)
-            return list(conn.execute(statement, {**params, "after": after, "limit": limit}))
-
-    def current_cards(self, after: int, limit: int, missing_model: str | None = None) -> list[tuple[int, bytes]]:
-        """(pk, raw current card) of up to `limit` agents after pk `after`, in pk order; with
-        `missing_model`, only agents without an embedding of that model."""
-        statement = (
-            select(Agent.pk, AgentCard.raw)
-            .join(AgentCard, (AgentCard.agent_pk == Agent.pk) & AgentCard.is_current.is_(True))
-            .where(Agent.pk > after)
-            .order_by(Agent.pk)
-            .limit(limit)
-        )
-        if missing_model is not None:
-            embedded = select(AgentEmbedding.agent_pk).where(
-                AgentEmbedding.agent_pk == Agent.pk, AgentEmbedding.model == missing_model
-            )
-            statement = statement.where(~embedded.exists())
-        with self._reads.connect() as conn:
-            return [(pk, bytes(raw)) for pk, raw in conn.execute(statement)]
-
-    def reindex(self, agents: Sequence[tuple[int, CardSummary]]) -> None:
-        """Write the search index rows of agents again, from their summaries."""
-        entries = self.index.prepare([summary for _, summary in agents])
-        with self.writing(), self.engine.begin() as conn:
-            for pk, _ in agents:
-                self.index.remove(conn, pk)
-            self.insert_tables(conn, self.index.rows(conn, [(pk, e) for (pk, _), e in zip(agents, entries)]))
+            shape, params = self._search.plan(filters, counts)
+            with self.walking_merged_ranges(conn) if shape.driver == "any" else nullcontext():
+                rows = conn.execute(self._search.statement(shape, columns), {**params, "after": after, "limit": limit})
+                return list(rows)
 
     # -- a ranked query's candidates (`registry.catalog.ranking`) -------------------------
 

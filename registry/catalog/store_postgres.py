@@ -112,6 +112,8 @@ class PostgresSearchIndex(SearchIndex):
         return [(pk, bytes(vector)) for pk, vector in conn.execute(statement)], oldest_running
 
 
+_WALK = "SET enable_hashjoin = off; SET enable_hashagg = off; SET max_parallel_workers_per_gather = 0"
+_PLAN_FREELY = "RESET enable_hashjoin; RESET enable_hashagg; RESET max_parallel_workers_per_gather"
 _NEW_KEYS = text("SELECT nextval(pg_get_serial_sequence('agents', 'pk')) FROM generate_series(1, :n)")
 
 
@@ -152,6 +154,19 @@ class PostgresCatalogStore(CatalogStore):
             yield
         finally:
             driver.prepare_threshold = threshold  # type: ignore[union-attr]
+
+    @contextlib.contextmanager
+    def walking_merged_ranges(self, conn: Connection) -> Iterator[None]:
+        # The planner knows nothing of how many distinct agents a union of ranges holds and guesses
+        # 200: a page of 201 or 1,001 (a ranked search's narrowing, `RankedSearch._narrowed`) then
+        # looks like all of them, and it hashes, in parallel, every agent of every range (100,000
+        # agents, three popular tags: 100-250 ms) instead of walking the merged ranges and the
+        # agents in pk order until the page is full (1-7 ms).
+        conn.exec_driver_sql(_WALK)
+        try:
+            yield
+        finally:
+            conn.exec_driver_sql(_PLAN_FREELY)
 
     def lock_agent(self, conn: Connection, agent_pk: int) -> None:
         conn.execute(select(Agent.pk).where(Agent.pk == agent_pk).with_for_update())

@@ -1,13 +1,14 @@
 """How the catalog store runs a search: pick the most selective index as the driver, walk it in
 agent order from the cursor, and check every other filter by index probe until the page is full.
 
-Every driver (a term's index range, the agents table) yields agent pks in
-ascending order, so a page costs at most the length of the most selective list, the database
+Every driver (a term's index range, the ranges of an any-of group, the agents table) yields
+agent pks in ascending order, so a page costs at most the length of the most selective list, the database
 never sorts, and the cursor is simply the last pk. Each table is bounded by the cursor itself,
 because PostgreSQL's planner does not carry `pk > :after` from one side of a join to the other
-(a merge join would otherwise walk the agents table from its first row); and any-of tags are one
-ordered range per tag, merged, rather than an IN list, whose ranges come out unordered and had to
-be read whole and sorted before the first row of a page.
+(a merge join would otherwise walk the agents table from its first row); and a driving any-of
+group (tags, hosts, modes …) is one ordered range per value, merged, rather than an IN list, whose
+ranges come out unordered and had to be read whole and sorted before the first row of a page. The
+other groups are probes, an IN list each.
 """
 
 from __future__ import annotations
@@ -68,19 +69,34 @@ class TermStats:
 
 @dataclasses.dataclass(frozen=True)
 class SearchFilters:
-    """A search reduced to what the planner needs: required terms, any-of tags, time, agents' states."""
+    """A search reduced to what the planner needs: required terms, any-of groups, time, agents' states."""
 
     terms: list[tuple[str, str]]
-    any_tags: list[str]
+    any_tags: list[str]  # an any-of group of tags (`match=any`)
     among: Sequence[int] | None = None  # only these agents (a ranked query's candidates)
     updated_since: Any = None
     health: str | None = None  # the agent's rolled-up health state
     dead_cutoff: Any = None  # hide agents down since before this time
     status: str | None = None  # checked on the agent's row (a status term in `terms` is probed instead)
+    any_terms: Sequence[tuple[str, Sequence[str]]] = ()  # more any-of groups: (kind, values)
+    health_in: Sequence[str] = ()  # the agent's health is one of these (two or more; one is `health`)
+    status_in: Sequence[str] = ()  # likewise its status
+
+    def groups(self) -> list[tuple[str, Sequence[str]]]:
+        """Every any-of group, (kind, values): an agent holds a term of each."""
+        return [("tag", self.any_tags)] * bool(self.any_tags) + list(self.any_terms)
 
     def counted_terms(self) -> list[tuple[str, str]]:
         """The terms whose agent counts choose the driver."""
-        return [*self.terms, *(("tag", tag) for tag in self.any_tags)]
+        return [*self.terms, *((kind, value) for kind, values in self.groups() for value in values)]
+
+    def key(self) -> tuple[Any, ...]:
+        """What the filters select, as a dictionary key (the dead cutoff moves with the clock: only
+        whether dead agents are hidden)."""
+        groups = tuple((kind, tuple(values)) for kind, values in self.groups())
+        among = None if self.among is None else tuple(self.among)
+        states = (self.health, tuple(self.health_in), self.status, tuple(self.status_in))
+        return (tuple(self.terms), groups, among, self.updated_since, states, self.dead_cutoff is not None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,20 +104,22 @@ class _Shape:
     """What a search statement looks like, without its values: the key of the statement cache."""
 
     driver: str  # "term", "any" or "all"
-    any_ranges: int  # with the "any" driver: how many tags, one ordered range each
+    any_ranges: int  # with the "any" driver: how many values its group has, one ordered range each
     term_probes: int
-    any_probe: bool
+    group_probes: int  # any-of groups that do not drive: one probe each
     among: bool
     since: bool
     health: bool
+    health_in: bool
     hide_dead: bool
     status: bool
+    status_in: bool
 
 
 class SearchStatements:
     """Builds the statement of a search page: the matching pks (see the module docstring) and, in
     the same statement, the listed columns of those agents. What differs by database comes from
-    SQLite and PostgreSQL: how text is matched, and how the ranges of any-of tags are merged."""
+    SQLite and PostgreSQL: how text is matched, and how the ranges of an any-of group are merged."""
 
     def __init__(self, dialect: str, listed_columns: Sequence[str]) -> None:
         self._sqlite = dialect == "sqlite"
@@ -114,59 +132,73 @@ class SearchStatements:
         """The page statement and its parameters (all but `after` and `limit`), given how many
         agents hold each term of the filters; it lists `columns` of agents (default: the listed ones)."""
         shape, params = self.plan(filters, counts)
-        return self._statement(shape, tuple(columns or self._listed_columns)), params
+        return self.statement(shape, columns), params
 
     def plan(self, filters: SearchFilters, counts: dict[tuple[str, str], int]) -> tuple[_Shape, dict[str, Any]]:
         """The statement's shape (which index drives it, which filters probe) and its parameters."""
         ordered = sorted((counts[term], term) for term in filters.terms)
-        driver = self._choose_driver(filters, ordered, counts)
+        groups = filters.groups()
+        driving = self._driving_group(filters, groups, ordered, counts)
+        driver = "any" if driving is not None else "term" if ordered and filters.among is None else "all"
         probes = [term for _, term in ordered if driver != "term" or term != ordered[0][1]]
-        any_ranges = len(filters.any_tags) if driver == "any" else 0
+        ranges = [(groups[driving][0], value) for value in groups[driving][1]] if driving is not None else []
+        probed = [group for index, group in enumerate(groups) if index != driving]
         shape = _Shape(
             driver,
-            any_ranges,
+            len(ranges),
             len(probes),
-            bool(filters.any_tags) and driver != "any",
+            len(probed),
             filters.among is not None,
             filters.updated_since is not None,
             filters.health is not None,
+            bool(filters.health_in),
             filters.dead_cutoff is not None,
             filters.status is not None,
+            bool(filters.status_in),
         )
         params: dict[str, Any] = {
             "among": list(filters.among or ()),
-            "any": filters.any_tags,
             "since": filters.updated_since,
             "health": filters.health,
+            "health_in": list(filters.health_in),
             "cutoff": filters.dead_cutoff,
             "status": filters.status,
+            "status_in": list(filters.status_in),
         }
         if driver == "term":
             params["dk"], params["dv"] = ordered[0][1]
         for index, (kind, value) in enumerate(probes):
             params[f"k{index}"], params[f"v{index}"] = kind, value
-        for index in range(any_ranges):
-            params[f"a{index}"] = filters.any_tags[index]
+        for index, (kind, values) in enumerate(probed):
+            params[f"gk{index}"], params[f"gv{index}"] = kind, list(values)
+        for index, (kind, value) in enumerate(ranges):
+            params[f"ak{index}"], params[f"a{index}"] = kind, value
         return shape, params
 
     @staticmethod
-    def _choose_driver(
-        filters: SearchFilters, ordered: list[tuple[int, tuple[str, str]]], counts: dict[tuple[str, str], int]
-    ) -> str:
-        if filters.among is not None:
-            return "all"  # a ranked query's few candidates, each probed
-        rarest = ordered[0][0] if ordered else None
-        if filters.any_tags and (rarest is None or sum(counts[("tag", tag)] for tag in filters.any_tags) < rarest):
-            return "any"
-        return "term" if ordered else "all"
+    def _driving_group(
+        filters: SearchFilters,
+        groups: list[tuple[str, Sequence[str]]],
+        ordered: list[tuple[int, tuple[str, str]]],
+        counts: dict[tuple[str, str], int],
+    ) -> int | None:
+        """The any-of group whose ranges drive the search: the one holding fewest agents, when it
+        holds fewer than the rarest required term."""
+        if filters.among is not None or not groups:
+            return None  # a ranked query's few candidates, each probed; or no group
+        held = [sum(counts[(kind, value)] for value in values) for kind, values in groups]
+        fewest = min(range(len(groups)), key=held.__getitem__)
+        return fewest if not ordered or held[fewest] < ordered[0][0] else None
 
-    def _statement(self, shape: _Shape, columns: tuple[str, ...]) -> Select[Any]:
+    def statement(self, shape: _Shape, columns: Sequence[str] | None = None) -> Select[Any]:
+        """The statement of a planned shape, listing `columns` of agents (default: the listed ones)."""
         # Statements are cached by shape with bound values, so SQLAlchemy's compiled cache is hit
         # and no aliases are rebuilt per request.
-        stmt = self._shapes.get((shape, columns))
+        listed = tuple(columns or self._listed_columns)
+        stmt = self._shapes.get((shape, listed))
         if stmt is None:
-            stmt = self._among(shape, columns) if shape.among else self._listing(self._build(shape), columns)
-            self._shapes[(shape, columns)] = stmt
+            stmt = self._among(shape, listed) if shape.among else self._listing(self._build(shape), listed)
+            self._shapes[(shape, listed)] = stmt
         return stmt
 
     def _among(self, shape: _Shape, columns: tuple[str, ...]) -> Select[Any]:
@@ -176,7 +208,16 @@ class SearchStatements:
         stmt = select(*(listed.c[name] for name in columns)).where(
             listed.c.pk.in_(bindparam("among", expanding=True)), *self._agent_conditions(shape, listed)
         )
-        plain = dataclasses.replace(shape, among=False, since=False, health=False, hide_dead=False, status=False)
+        plain = dataclasses.replace(
+            shape,
+            among=False,
+            since=False,
+            health=False,
+            health_in=False,
+            hide_dead=False,
+            status=False,
+            status_in=False,
+        )
         return self._filtered(plain, listed.c.pk, stmt).order_by(listed.c.pk)
 
     @staticmethod
@@ -195,7 +236,7 @@ class SearchStatements:
         if shape.driver == "any" and self._sqlite:
             # SQLite merges the ordered ranges of a UNION (MERGE (UNION)) only when the union is
             # the statement, with its own ORDER BY and LIMIT; as a subquery under filters it sorts
-            # every row of every range first. So every filter goes into each tag's range, and the
+            # every row of every range first. So every filter goes into each term's range, and the
             # union is the page.
             arms = [self._filtered(shape, *self._any_arm(index)) for index in range(shape.any_ranges)]
             return union(*arms).order_by(literal_column("agent_pk")).limit(bindparam("limit"))
@@ -215,14 +256,14 @@ class SearchStatements:
                     probe.c.value == bindparam(f"v{index}"),
                 )
             )
-        if shape.any_probe:
-            probe = _TERMS.alias("pany")
+        for index in range(shape.group_probes):
+            probe = _TERMS.alias(f"g{index}")
             stmt = stmt.where(
                 exists().where(
                     probe.c.agent_pk == driver_pk,
                     probe.c.agent_pk > after,
-                    probe.c.kind == "tag",
-                    probe.c.value.in_(bindparam("any", expanding=True)),
+                    probe.c.kind == bindparam(f"gk{index}"),
+                    probe.c.value.in_(bindparam(f"gv{index}", expanding=True)),
                 )
             )
         agent_conditions = self._agent_conditions(shape, _AGENTS)
@@ -237,10 +278,14 @@ class SearchStatements:
             conditions.append(agents.c.updated_at >= bindparam("since"))
         if shape.health:
             conditions.append(agents.c.health_state == bindparam("health"))
+        if shape.health_in:
+            conditions.append(agents.c.health_state.in_(bindparam("health_in", expanding=True)))
         if shape.hide_dead:
             conditions.append(or_(agents.c.health_state != "down", agents.c.health_since >= bindparam("cutoff")))
         if shape.status:
             conditions.append(agents.c.status == bindparam("status"))
+        if shape.status_in:
+            conditions.append(agents.c.status.in_(bindparam("status_in", expanding=True)))
         return conditions
 
     def _driver_statement(self, shape: _Shape) -> tuple[ColumnElement[int], Select[Any]]:
@@ -257,14 +302,15 @@ class SearchStatements:
 
     @staticmethod
     def _any_arm(index: int) -> tuple[ColumnElement[int], Select[Any]]:
-        """The agents with the `index`th of the any-of tags, in pk order (by the lookup index)."""
+        """The agents with the `index`th term of the driving any-of group, in pk order (by the
+        lookup index)."""
         term = _TERMS.alias(f"any{index}")
         return term.c.agent_pk, select(term.c.agent_pk).where(
-            term.c.kind == "tag", term.c.value == bindparam(f"a{index}")
+            term.c.kind == bindparam(f"ak{index}"), term.c.value == bindparam(f"a{index}")
         )
 
     def _any_driver(self, ranges: int) -> tuple[ColumnElement[int], Select[Any]]:
-        """Agents with any of the tags, each once, in pk order (PostgreSQL; SQLite: `_build`).
+        """Agents with any term of the driving group, each once, in pk order (PostgreSQL; SQLite: `_build`).
 
         One range per tag, merged (Merge Append) and deduplicated as they stream, so a page stops
         after its last row. The ORDER BY in each branch is what lets PostgreSQL merge them: a

@@ -3,7 +3,13 @@ the crawling of other domains' manifests. Uses the catalog and trust through the
 
 from registry.discovery.entries import A2A_CARD, CATALOG, REGISTRY, agent_entry, agent_identifier, publisher_of
 from registry.discovery.errors import ArdError, ManifestError
+from registry.discovery.federation import Federation
 from registry.discovery.links import ARD_PATH, ard_base, public_url
+from registry.discovery.manifest import ManifestPublisher
+from registry.discovery.manifest_cache import ListingWatch, NoListing, PageCache
+from registry.discovery.manifest_signing import SignedHost, UnsignedHost
+from registry.discovery.crawling import ManifestCrawling, manifest_crawling
+from registry.discovery.models import ManifestListing, ManifestSource
 
 __all__ = [
     "A2A_CARD",
@@ -11,9 +17,20 @@ __all__ = [
     "CATALOG",
     "REGISTRY",
     "ArdError",
+    "Federation",
     "ManifestError",
+    "ListingWatch",
+    "ManifestPublisher",
+    "NoListing",
+    "PageCache",
+    "SignedHost",
+    "UnsignedHost",
+    "ManifestCrawling",
+    "ManifestListing",
+    "ManifestSource",
     "agent_entry",
     "agent_identifier",
+    "manifest_crawling",
     "ard_base",
     "public_url",
     "publisher_of",

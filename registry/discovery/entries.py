@@ -19,6 +19,7 @@ CATALOG = "application/ai-catalog+json"
 URN = re.compile(r"^urn:air:[a-zA-Z0-9.-]+(:[a-zA-Z0-9._-]+)+$")
 MIN_QUERIES, MAX_QUERIES = 2, 5
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
+_READABLE = re.compile(r"([a-z0-9_-]+(/[a-z0-9_-]+)*)?")  # a path that "a.b" names unambiguously
 _CARD_FILES = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
 
@@ -47,10 +48,11 @@ def agent_identifier(card_url: str) -> str:
     for suffix in _CARD_FILES:
         if path.endswith(suffix):
             path = path[: -len(suffix)]
-    readable = path.strip("/").replace("/", ".")
-    name = _UNSAFE.sub("-", readable.lower()).strip("-") or "agent"
-    if parts.port or parts.query or parts.fragment or name != (readable or "agent"):
-        # The name lost something of the URL: a hash of the whole URL keeps two such agents apart.
+    rest = path.removeprefix("/")
+    name = _UNSAFE.sub("-", rest.lower().replace("/", ".")).strip("-.") or "agent"
+    if parts.port or parts.query or parts.fragment or not _READABLE.fullmatch(rest):
+        # The name does not say the path exactly (case, dots, a port…): a hash of the whole URL
+        # keeps two such agents apart (`/a/x` and `/a.x` would both be `a.x`).
         name = f"{name[:180]}-{hashlib.sha256(card_url.encode('utf-8')).hexdigest()[:10]}"
     return f"urn:air:{publisher}:a2a:{name[:200]}"
 
@@ -71,8 +73,8 @@ def representative_queries(profile: dict[str, Any]) -> list[str]:
 
 def agent_entry(row: Any, public_url: str) -> dict[str, Any]:
     """The ARD entry of a listed agent (`row`: the catalog's listed columns). `url` is the card as
-    this registry serves it; what only Agentdex knows (health, signature state, the card's own URL)
-    is under `metadata.agentdex`."""
+    this registry serves it; what only Agentdex knows (its id, health, signature state, the card's
+    own URL) is in `metadata`."""
     profile = jsontext.loads_stored(row.profile)
     entry: dict[str, Any] = {
         "identifier": agent_identifier(row.card_url),
@@ -82,20 +84,21 @@ def agent_entry(row: Any, public_url: str) -> dict[str, Any]:
         "description": profile.get("description") or f"A2A agent {profile.get('name') or ''} at {row.card_url}",
         "tags": list(profile.get("tags") or []),
         "representativeQueries": representative_queries(profile),
-        "capabilities": sorted(name for name, on in (profile.get("capabilities") or {}).items() if on),
         "updatedAt": api_time(row.updated_at),
+        # ARD §4 (both schemas): metadata values are scalars, so lists are comma-joined.
         "metadata": {
-            "agentdex": {
-                "id": row.id,
-                "cardUrl": row.card_url,
-                "protocolVersions": profile.get("protocolVersions") or [],
-                "inputModes": profile.get("defaultInputModes") or [],
-                "outputModes": profile.get("defaultOutputModes") or [],
-                "health": row.health_state,
-                "signature": row.signature_state,
-            }
+            "agentdexId": row.id,
+            "cardUrl": row.card_url,
+            "protocolVersions": ",".join(profile.get("protocolVersions") or []),
+            "inputModes": ",".join(profile.get("defaultInputModes") or []),
+            "outputModes": ",".join(profile.get("defaultOutputModes") or []),
+            "health": row.health_state,
+            "signature": row.signature_state,
         },
     }
+    capabilities = sorted(name for name, on in (profile.get("capabilities") or {}).items() if on)
+    if capabilities:  # an empty list draws a warning from ARD validators
+        entry["capabilities"] = capabilities
     if profile.get("version"):
         entry["version"] = str(profile["version"])[:100]
     return entry

@@ -16,3 +16,9 @@ class ManifestError(ArdError):
     """A domain's ARD manifest could not be found, read or used."""
 
     code = "manifest_error"
+
+
+class CatalogPageNotFound(ArdError, errors.NotFound):
+    """A page of the registry's own manifest that does not exist (`GET /ard/catalog/<n>`)."""
+
+    code = "not_found"

@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+from a2a.types import AgentCard
+from google.protobuf.json_format import ParseDict
 
 from registry.container import Services
 from registry.validation import validate_card
@@ -25,15 +30,38 @@ def test_the_registry_describes_itself_as_a_signed_a2a_agent(client: Any, servic
     response = client.get("/.well-known/agent-card.json", base_url="https://registry.example")
     card = response.json
     assert response.headers["Cache-Control"].startswith("public")
-    assert card["supportedInterfaces"][0]["url"] == "https://registry.example/v1"  # from the request
+    assert [(i["protocolBinding"], i["protocolVersion"], i["url"]) for i in card["supportedInterfaces"]] == [
+        ("JSONRPC", "1.0", "https://registry.example/a2a/jsonrpc"),  # from the request
+        ("HTTP+JSON", "1.0", "https://registry.example/a2a/rest"),
+        ("JSONRPC", "0.3", "https://registry.example/a2a/jsonrpc"),
+    ]
     assert (card["protocolVersion"], card["url"], card["preferredTransport"]) == (
-        "0.3.0",
-        "https://registry.example/v1",
-        "HTTP+JSON",
-    )  # 0.3 compatibility fields
+        "0.3",
+        "https://registry.example/a2a/jsonrpc",
+        "JSONRPC",
+    )  # 0.3 compatibility fields: the JSON-RPC endpoint
     report = validate_card(card, limits=services.limits)
     assert report.valid and report.protocol_version == "1.0", report.to_dict()
     jwks = client.get("/.well-known/jwks.json").json
     result = verify_card(card, StaticKeyResolver(parse_jwks(jwks)))
     assert result.ok and result.signatures[0].kid == services.registry_keys.active().kid
     sdk_verify(card, jwks)  # and so does an A2A SDK
+
+
+def test_the_card_is_what_the_official_sdks_server_would_serve_for_it(client: Any) -> None:
+    """The 0.3 compatibility fields are the ones a2a-sdk's server derives from the v1.0 card."""
+    card = client.get("/.well-known/agent-card.json").json
+    del card["signatures"]
+    v1 = ParseDict(copy.deepcopy(card), AgentCard(), ignore_unknown_fields=True)
+    assert agent_card_to_dict(v1) == card
+
+
+def test_the_card_declares_what_the_agent_does(client: Any) -> None:
+    card = client.get("/.well-known/agent-card.json").json
+    assert card["capabilities"] == {"streaming": False, "pushNotifications": False, "extendedAgentCard": False}
+    assert [skill["id"] for skill in card["skills"]] == ["find-agents", "verify-card", "register-agent"]
+    assert "grpc" not in str(card["supportedInterfaces"]).lower()
+    (scheme,) = card["securitySchemes"].values()
+    assert scheme["httpAuthSecurityScheme"]["scheme"] == "Bearer" and scheme["type"] == "http"
+    needs_token = [skill["id"] for skill in card["skills"] if skill.get("securityRequirements")]
+    assert needs_token == ["register-agent"] and "securityRequirements" not in card  # searching is public

@@ -1,0 +1,215 @@
+"""A2A benchmark: the registry's own agent finding agents (`find-agents`) over JSON-RPC and
+HTTP+JSON, beside the REST search it runs (`GET /v1/agents`) with the same words, over the
+realistic cards of bench/search_corpus.py at 10,000 agents, one request at a time; each row beside
+the issue's target for it, and what the A2A layer adds to the REST search at the median.
+
+    python bench/a2a.py                                   # SQLite, 10,000 agents
+    python bench/a2a.py --keep /var/tmp/agentdex-search   # reuse (and keep) bench/search.py's files
+    python bench/a2a.py --skip-sqlite --postgres postgresql+psycopg://postgres@127.0.0.1:5432/search_ranked
+
+The corpora are bench/search.py's, kept and reused the same way (see its docstring). Times are the
+server's: from sending the request to the last byte of the answer, on loopback, through one
+kept-alive connection; the A2A requests and their REST twins are taken in turn, so noise falls on
+both alike. Every A2A request makes a task, kept for GetTask: its write is part of the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import random
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlencode
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import (  # noqa: E402
+    add_database_options,
+    cpu_ticks,
+    percentile,
+    reference_loop_ms,
+    registry_server,
+    settle,
+)
+from bench.http_load import Http  # noqa: E402
+from bench.search import CorpusStore, PostgresCorpusStore, SqliteCorpusStore, _schema, load  # noqa: E402
+from bench.search_corpus import CardGenerator, Vocabulary  # noqa: E402
+
+TARGETS = {("A2A JSON-RPC find-agents: 3 words", 10_000): (5.0, 15.0)}
+LAYER_TARGET = 1.0  # ms the A2A layer may add to the REST search, at the median
+WARM_UP = 5
+V1 = {"A2A-Version": "1.0"}
+Request = tuple[str, str, bytes | None, dict[str, str]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """A kind of request: `request(words, tag)` is one, asking for those words or that tag."""
+
+    name: str
+    request: Callable[[str, str], Request]
+    twin: str | None = None  # the REST request that runs the same search
+
+
+def _message(text: str) -> dict[str, object]:
+    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
+
+
+def _jsonrpc(text: str) -> Request:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": _message(text)}}
+    return "POST", "/a2a/jsonrpc", orjson.dumps(body), V1
+
+
+def _http_json(text: str) -> Request:
+    return "POST", "/a2a/rest/message:send", orjson.dumps({"message": _message(text)}), V1
+
+
+def _rest(**params: str) -> Request:
+    return "GET", "/v1/agents?" + urlencode({**params, "limit": "10"}), None, {}
+
+
+SHAPES = [
+    Shape("REST search: 3 words", lambda words, tag: _rest(q=words)),
+    Shape("A2A JSON-RPC find-agents: 3 words", lambda words, tag: _jsonrpc(words), "REST search: 3 words"),
+    Shape("A2A HTTP+JSON find-agents: 3 words", lambda words, tag: _http_json(words), "REST search: 3 words"),
+    Shape("REST search: a tag", lambda words, tag: _rest(tag=tag)),
+    Shape("A2A JSON-RPC find-agents: tag:…", lambda words, tag: _jsonrpc(f"tag:{tag}"), "REST search: a tag"),
+]
+
+
+@dataclasses.dataclass
+class Row:
+    database: str
+    agents: int
+    shape: str
+    latencies: list[float]
+    stolen: float
+    loop_ms: float
+
+    @property
+    def p50(self) -> float:
+        return percentile(self.latencies, 50)
+
+    def line(self) -> str:
+        p50, p99 = self.p50, percentile(self.latencies, 99)
+        limits = TARGETS.get((self.shape, self.agents), (None, None))
+        wanted = " ".join(f"p{q}≤{v:g}" for q, v in zip((50, 99), limits) if v is not None) or "-"
+        met = "-" if wanted == "-" else "yes" if p50 <= (limits[0] or 1e9) and p99 <= (limits[1] or 1e9) else "NO"
+        rate = len(self.latencies) / (sum(self.latencies) / 1000)
+        return (
+            f"{self.database:<9} {self.agents:>8,} {self.shape:<38} {len(self.latencies):>7} {rate:>7.0f}"
+            f" {p50:>8.2f} {p99:>8.2f}  {wanted:<13} {met:<4} {self.stolen:>5.0f}% {self.loop_ms:>7.1f}"
+        )
+
+
+HEADER = (
+    f"{'database':<9} {'agents':>8} {'what':<38} {'how many':>7} {'rate/s':>7} {'p50 ms':>8} {'p99 ms':>8}"
+    f"  {'target':<13} {'met':<4} {'stolen':>6} {'loop ms':>7}"
+)
+
+
+def layer_lines(rows: list[Row]) -> list[str]:
+    """What each A2A shape adds to its REST twin at the median."""
+    by_name = {(row.database, row.agents, row.shape): row for row in rows}
+    lines = []
+    for shape in SHAPES:
+        for row in rows:
+            if shape.twin and row.shape == shape.name:
+                added = row.p50 - by_name[(row.database, row.agents, shape.twin)].p50
+                met = "yes" if added <= LAYER_TARGET else "NO"
+                lines.append(
+                    f"{row.database:<9} {row.agents:>8,} {shape.name:<38} {added:+.2f} ms at p50 over "
+                    f"{shape.twin!r}  (target ≤{LAYER_TARGET:g} ms: {met})"
+                )
+    return lines
+
+
+def _check(shape: Shape, status: int, raw: bytes) -> None:
+    answer = orjson.loads(raw) if status == 200 else None
+    if shape.twin is None:
+        ok = isinstance(answer, dict) and isinstance(answer.get("items"), list)
+    else:
+        task = (answer or {}).get("result", answer or {}).get("task", {})
+        ok = task.get("status", {}).get("state") == "TASK_STATE_COMPLETED"
+    if not ok:
+        raise RuntimeError(f"{shape.name}: {status} {raw[:300]!r}")
+
+
+def measure(port: int, database: str, scale: int, vocab: Vocabulary, queries: int) -> list[Row]:
+    """Each shape `queries` times, the shapes taken in turn with the same words for a pair of twins;
+    timed from sending to the last byte, checked after the clock."""
+    http, content, tags = Http(port), vocab.content_words()[:1000], vocab.tags[:50]
+    warm = random.Random("warm-up")
+    for shape in SHAPES:
+        for _ in range(WARM_UP):
+            http.send(*shape.request(" ".join(warm.sample(content, 3)), warm.choice(tags)))
+    asked = [(" ".join(rng.sample(content, 3)), rng.choice(tags)) for rng in map(random.Random, range(queries))]
+    latencies: dict[str, list[float]] = {shape.name: [] for shape in SHAPES}
+    ticks = cpu_ticks()
+    for words, tag in asked:
+        for shape in SHAPES:
+            method, path, body, headers = shape.request(words, tag)
+            t0 = time.perf_counter()
+            status, raw = http.send(method, path, body, headers)
+            latencies[shape.name].append((time.perf_counter() - t0) * 1000)
+            _check(shape, status, raw)
+    http.close()
+    total, stolen = (after - before for after, before in zip(cpu_ticks(), ticks))
+    steal, pace = 100 * stolen / total if total else float("nan"), reference_loop_ms()
+    return [Row(database, scale, shape.name, latencies[shape.name], steal, pace) for shape in SHAPES]
+
+
+def run_scale(store: CorpusStore, scale: int, args: argparse.Namespace) -> list[Row]:
+    generator = CardGenerator()
+    marker = f"agentdex search bench: corpus {generator.vocab.fingerprint}, schema {_schema()}, {scale} agents"
+    fresh = args.reload or not store.holds(scale, marker)
+    if fresh:
+        store.reset(scale)
+    url = store.url(scale)
+    print(f"{store.label}, {scale:,} agents: {'loading' if fresh else 'reusing'} {store.where(scale)}", flush=True)
+    with registry_server(url, workers=args.server_workers, threads=args.server_threads) as (port, token, _env):
+        if fresh:
+            load(port, token, generator, scale, args.batch, args.load_parallel)
+            store.mark(scale, marker)
+        print(f"  settled in {settle(url, timeout=600):.1f} s", flush=True)
+        return measure(port, store.label, scale, generator.vocab, args.queries)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", default="10000", help="agent counts, comma-separated")
+    parser.add_argument("--queries", type=int, default=300, help="timed requests per shape")
+    parser.add_argument("--keep", type=Path, default=None, help="keep SQLite databases in this folder")
+    parser.add_argument("--reload", action="store_true", help="load every database again, from scratch")
+    parser.add_argument("--batch", type=int, default=1000, help="cards per import request")
+    parser.add_argument("--load-parallel", type=int, default=2, help="import requests in flight")
+    add_database_options(parser)
+    parser.add_argument("--server-workers", type=int, default=2, help="web worker processes")
+    parser.add_argument("--server-threads", type=int, default=8, help="request threads per web worker")
+    args = parser.parse_args()
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        stores: list[CorpusStore] = [] if args.skip_sqlite else [SqliteCorpusStore(args.keep or Path(scratch))]
+        stores += [PostgresCorpusStore(args.postgres)] if args.postgres else []
+        for store in stores:
+            for scale in sorted({int(s) for s in args.scales.split(",")}):
+                rows += run_scale(store, scale, args)
+    print("\n" + HEADER)
+    print("\n".join(row.line() for row in rows))
+    print("\nthe A2A layer:")
+    print("\n".join(layer_lines(rows)))
+    print("\nstolen, loop ms: the machine's state (bench/common.py)")
+    print(f"reproduce: python {' '.join(sys.argv)}")
+
+
+if __name__ == "__main__":
+    main()
