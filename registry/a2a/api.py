@@ -73,7 +73,11 @@ def jsonrpc_endpoint() -> Response:
     return _json(body, 401 if isinstance(error, Unauthenticated) else 200)
 
 
-@bp.route(REST_PATH, defaults={"path": ""}, methods=METHODS)
+@bp.route(REST_PATH, methods=METHODS)
+def rest_root() -> Response:
+    return rest_endpoint("")
+
+
 @bp.route(f"{REST_PATH}/<path:path>", methods=METHODS)
 def rest_endpoint(path: str) -> Response:
     asked = rest.RestRequest(request.method, "/" + path, _body(), request.args.to_dict(), _version())

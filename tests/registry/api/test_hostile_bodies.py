@@ -1,6 +1,8 @@
 """Every endpoint that reads a JSON body, found in the app's URL map (so a new one is covered the
 day it is added), answers each kind of hostile body with a 4xx in the error envelope and stores
-nothing: no row is added to any table. The relay ingress, answered in front of Flask, is added
+nothing: no row is added to any table. Each protocol answers in its own envelope
+(`tests.support.envelopes`): the REST API's carries our code and the JSONPath, ARD's and A2A's a
+message naming it. The relay ingress, answered in front of Flask, is added
 by hand."""
 
 from __future__ import annotations
@@ -13,10 +15,14 @@ from sqlalchemy import func, select
 
 from registry.db import Base
 from tests.support.cards import make_card
+from tests.support.envelopes import is_client_error, refusal_of
 
 # POST endpoints that read no body (they act on the resource in their path). Anything else that
 # takes POST, PUT or PATCH is treated as reading JSON: a new endpoint is covered by default.
 BODYLESS = {"agents.refresh", "health.check_now", "relay.rotate_token", "relay.replay_message"}
+# The A2A bindings' answers for a URL or method that names no operation (JSON-RPC: invalid request,
+# method not found; HTTP+JSON: google.rpc statuses).
+NO_OPERATION = {"-32600", "-32601", "NOT_FOUND", "METHOD_NOT_ALLOWED", "UNIMPLEMENTED"}
 DEEP = b"[" * 1_025 + b"]" * 1_025
 
 
@@ -135,18 +141,20 @@ def test_every_json_endpoint_refuses_the_body_and_stores_nothing(
 
 
 def refusal_problems(response: Any, case: Hostile, endpoint: str) -> list[str]:
-    if not 400 <= response.status_code < 500:
+    refusal = refusal_of(response)
+    if refusal is None or not refusal.message:
+        return [f"no error envelope ({response.status_code}): {response.get_data()[:300]!r}"]
+    if not is_client_error(response, refusal):
         return [f"answered {response.status_code}: {response.get_data()[:300]!r}"]
-    error = (response.json or {}).get("error") if response.is_json else None
-    if not isinstance(error, dict) or not all(isinstance(error.get(k), str) and error[k] for k in ("code", "message")):
-        return [f"no error envelope: {response.get_data()[:300]!r}"]
-    if not isinstance(error.get("details"), dict):
-        return [f"details is not an object: {error!r}"]
     relay_refused_type = endpoint == "relay ingress" and case.content_type != "application/json"
     if case.code is None or relay_refused_type:  # the relay takes JSON only, and says so first (415)
         return []
-    if error["code"] != case.code or error["details"].get("path") != case.path:
-        return [f"answered {error['code']} at {error['details'].get('path')}, not {case.code} at {case.path}"]
-    if case.path != "$" and case.path not in error["message"]:
-        return [f"the message does not name {case.path}: {error['message']}"]
+    if refusal.protocol in ("jsonrpc", "a2a-rest") and refusal.code in NO_OPERATION:
+        return []  # A2A: no operation at this URL or with this method, so no body is read
+    if refusal.protocol != "rest":  # ARD's and A2A's envelopes carry no code of ours, nor a path
+        return [] if case.path == "$" or case.path in refusal.message else [f"the message does not name {case.path}"]
+    if refusal.code != case.code or refusal.details.get("path") != case.path:
+        return [f"answered {refusal.code} at {refusal.details.get('path')}, not {case.code} at {case.path}"]
+    if case.path != "$" and case.path not in refusal.message:
+        return [f"the message does not name {case.path}: {refusal.message}"]
     return []

@@ -13,13 +13,18 @@ import pytest
 from registry.catalog.api import SEARCH_PARAMS
 from registry.request_input import MAX_QUERY_VALUE_CHARS, MAX_QUERY_VALUES
 from tests.support.cards import make_card
+from tests.support.envelopes import is_client_error, refusal_of
 
 
 def refused(response: Any, parameter: str) -> None:
-    assert response.status_code == 400, response.get_data()[:300]
-    error = response.json["error"]
-    assert error["code"] == "query_over_limit" and error["details"]["parameter"] == parameter
-    assert repr(parameter) in error["message"]
+    """Refused naming the parameter, in the envelope of the route's protocol (the REST API's with
+    its code and details; ARD's and A2A's with a message)."""
+    refusal = refusal_of(response)
+    assert refusal is not None and is_client_error(response, refusal), response.get_data()[:300]
+    assert repr(parameter) in refusal.message
+    if refusal.protocol == "rest":
+        assert response.status_code == 400
+        assert refusal.code == "query_over_limit" and refusal.details["parameter"] == parameter
 
 
 @pytest.fixture
@@ -145,11 +150,13 @@ def test_a_nul_in_any_path_segment_is_refused_naming_it(app: Any, client: Any, a
         url = rule.build(dict.fromkeys(rule.arguments, "ab"))[1].replace("ab", "a%00b")
         for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
             response = client.open(url, method=method, headers=headers)
-            error = response.json["error"] if response.is_json and response.status_code >= 400 else {}
-            if response.status_code != 400 or error.get("code") != "nul_character":
+            refusal = refusal_of(response)
+            if refusal is None or not is_client_error(response, refusal) or "U+0000" not in refusal.message:
                 problems.append(f"{method} {url}: {response.status_code} {response.get_data()[:200]!r}")
-            elif error["details"]["segment"] not in rule.arguments:
-                problems.append(f"{method} {url}: names {error['details']}")
+            elif refusal.protocol == "rest" and (
+                refusal.code != "nul_character" or refusal.details["segment"] not in rule.arguments
+            ):
+                problems.append(f"{method} {url}: {refusal.code} names {refusal.details}")
     ingress = client.post("/relay/sub_a%00b", json={"kind": "task", "id": "t"}, headers={"Authorization": "Bearer x"})
     if ingress.status_code != 400 or ingress.json["error"]["details"] != {"segment": "sub_id"}:
         problems.append(
