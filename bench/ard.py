@@ -7,7 +7,7 @@ target for it.
     python bench/ard.py --keep /var/tmp/agentdex-search   # reuse (and keep) bench/search.py's files
     python bench/ard.py --skip-sqlite --postgres postgresql+psycopg://postgres@127.0.0.1:5432/search_ranked
 
-The corpora are bench/search.py's, kept and reused the same way (see its docstring): a database
+The corpora are bench/corpora.py's, kept and reused as bench/search.py's are: a database
 loaded by one is reused by the other. The crawl figure (a manifest of 1,000 entries) is
 bench/ard_crawl.py's.
 """
@@ -27,16 +27,9 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import (  # noqa: E402
-    add_database_options,
-    cpu_ticks,
-    percentile,
-    reference_loop_ms,
-    registry_server,
-    settle,
-)
+from bench.common import cpu_ticks, percentile, reference_loop_ms  # noqa: E402
+from bench.corpora import CorpusStore, add_corpus_options, corpus_stores, scales, serving_corpus  # noqa: E402
 from bench.http_load import Http  # noqa: E402
-from bench.search import CorpusStore, PostgresCorpusStore, SqliteCorpusStore, _schema, load  # noqa: E402
 from bench.search_corpus import CardGenerator, Vocabulary  # noqa: E402
 
 # The issue's targets, (p50, p99) in ms, by (shape, agents).
@@ -134,41 +127,19 @@ def measure(port: int, database: str, scale: int, vocab: Vocabulary, queries: in
 
 
 def run_scale(store: CorpusStore, scale: int, args: argparse.Namespace) -> list[Row]:
-    generator = CardGenerator()
-    marker = f"agentdex search bench: corpus {generator.vocab.fingerprint}, schema {_schema()}, {scale} agents"
-    fresh = args.reload or not store.holds(scale, marker)
-    if fresh:
-        store.reset(scale)
-    url = store.url(scale)
-    print(f"{store.label}, {scale:,} agents: {'loading' if fresh else 'reusing'} {store.where(scale)}", flush=True)
-    with registry_server(url, workers=args.server_workers, threads=args.server_threads) as (port, token, _env):
-        if fresh:
-            load(port, token, generator, scale, args.batch, args.load_parallel)
-            store.mark(scale, marker)
-        print(f"  settled in {settle(url, timeout=600):.1f} s", flush=True)
-        return measure(port, store.label, scale, generator.vocab, args.queries)
+    with serving_corpus(store, scale, args) as port:
+        return measure(port, store.label, scale, CardGenerator().vocab, args.queries)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scales", default="10000,100000", help="agent counts, comma-separated")
+    add_corpus_options(parser, "10000,100000")
     parser.add_argument("--queries", type=int, default=200, help="timed requests per shape")
-    parser.add_argument("--keep", type=Path, default=None, help="keep SQLite databases in this folder")
-    parser.add_argument("--reload", action="store_true", help="load every database again, from scratch")
-    parser.add_argument("--batch", type=int, default=1000, help="cards per import request")
-    parser.add_argument("--load-parallel", type=int, default=2, help="import requests in flight")
-    add_database_options(parser)
-    parser.add_argument("--server-workers", type=int, default=2, help="web worker processes")
-    parser.add_argument("--server-threads", type=int, default=8, help="request threads per web worker")
     args = parser.parse_args()
-    if args.keep:
-        args.keep.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as scratch:
-        stores: list[CorpusStore] = [] if args.skip_sqlite else [SqliteCorpusStore(args.keep or Path(scratch))]
-        stores += [PostgresCorpusStore(args.postgres)] if args.postgres else []
-        for store in stores:
-            for scale in sorted({int(s) for s in args.scales.split(",")}):
+        for store in corpus_stores(args, Path(scratch)):
+            for scale in scales(args):
                 rows += run_scale(store, scale, args)
     print("\n" + HEADER)
     print("\n".join(row.line() for row in rows))

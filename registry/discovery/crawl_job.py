@@ -38,7 +38,7 @@ from registry.discovery.manifest_fetch import (
 from registry.discovery.manifest_walk import ManifestWalker, Walk
 from registry.discovery.models import ManifestSource
 from registry.errors import RegistryError
-from registry.jobs import LeaseColumns
+from registry.jobs import CrawlPolicy, LeaseColumns
 
 SOURCES = ManifestSource.__table__
 SOURCE_LEASE = LeaseColumns(
@@ -50,26 +50,6 @@ _CLAIMED = tuple(
 ) + (SOURCES.c.crawl_failures,)
 _SCHEDULE = update(ManifestSource).where(ManifestSource.pk == bindparam("b_pk"))
 WRITE_SCOPES = frozenset({"agents:write"})  # a crawl acts as the domain's owner, on its agents only
-
-
-@dataclasses.dataclass(frozen=True)
-class ManifestSchedule:
-    """When a domain is crawled next (the card re-crawl's numbers: AGENTDEX_CRAWL_*)."""
-
-    interval: float = 3600.0
-    min_interval: float = 300.0
-    max_interval: float = 86_400.0
-    jitter: float = 0.1
-
-    def after(self, now: dt.datetime, max_age: int | None, rng: random.Random) -> dt.datetime:
-        delay = self.interval if max_age is None else min(max(float(max_age), self.min_interval), self.max_interval)
-        return self._jittered(now, delay, rng)
-
-    def after_failures(self, now: dt.datetime, failures: int, rng: random.Random) -> dt.datetime:
-        return self._jittered(now, min(self.interval * 2 ** min(failures - 1, 30), self.max_interval), rng)
-
-    def _jittered(self, now: dt.datetime, delay: float, rng: random.Random) -> dt.datetime:
-        return now + dt.timedelta(seconds=delay * (1 + rng.uniform(-self.jitter, self.jitter)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +86,7 @@ class ManifestRecrawl:
         locator: ManifestLocator,
         walker: ManifestWalker,
         crawl: ManifestCrawl,
-        schedule: ManifestSchedule,
+        schedule: CrawlPolicy,
         *,
         lease_seconds: float = 300.0,
         clock: Callable[[], dt.datetime] = utcnow,
@@ -199,9 +179,9 @@ class ManifestRecrawl:
         failed = outcome.error is not None
         failures = item.failures + 1 if failed else 0
         if failed:
-            next_at = self._schedule.after_failures(now, failures, self._rng)
+            next_at = self._schedule.next_at(now, self._schedule.backoff(failures), self._rng)
         else:
-            next_at = self._schedule.after(now, root.max_age if root else None, self._rng)
+            next_at = self._schedule.next_at(now, self._schedule.delay(root.max_age if root else None), self._rng)
         return {
             "b_pk": item.pk,
             "next_crawl_at": next_at,

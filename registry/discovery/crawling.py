@@ -12,13 +12,14 @@ from sqlalchemy import Engine
 from registry.catalog import CardFetcher, CatalogService
 from registry.db.types import utcnow
 from registry.discovery.crawl import ManifestCrawl
-from registry.discovery.crawl_job import ManifestRecrawl, ManifestSchedule
+from registry.discovery.crawl_job import ManifestRecrawl
 from registry.discovery.domains import DomainRegistrar
 from registry.discovery.listed_cards import ListedCards
 from registry.discovery.listings import ListingStore
 from registry.discovery.manifest_discovery import ManifestLocator
 from registry.discovery.manifest_fetch import DocumentFetcher
 from registry.discovery.manifest_walk import ManifestWalker
+from registry.jobs import CrawlPolicy
 from registry.outbound import SafeHttpClient
 from registry.settings import Settings
 
@@ -53,7 +54,7 @@ def manifest_crawling(
     cards = ListedCards(catalog, fetcher, time_limit=time_limit, clock=clock)
     crawl = ManifestCrawl(catalog, cards, listings, clock=clock)
     worker = settings.worker
-    schedule = ManifestSchedule(worker.crawl_interval, worker.crawl_min_interval, worker.crawl_max_interval)
+    schedule = CrawlPolicy(worker.crawl_interval, worker.crawl_min_interval, worker.crawl_max_interval)
     recrawl = ManifestRecrawl(
         engine, documents, locator, walker, crawl, schedule, lease_seconds=worker.lease_seconds, clock=clock
     )

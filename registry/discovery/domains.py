@@ -28,13 +28,14 @@ from registry.auth import Actor
 from registry.catalog import CatalogService, canonical_card_url
 from registry.db.types import utcnow
 from registry.discovery.crawl import ManifestCrawl
-from registry.discovery.crawl_job import ManifestSchedule, clipped
+from registry.discovery.crawl_job import clipped
 from registry.discovery.crawl_report import CrawlReport
 from registry.discovery.listings import ListingStore, SourceState
 from registry.discovery.manifest_discovery import WELL_KNOWN, Located, ManifestLocator
 from registry.discovery.manifest_fetch import DocumentFetcher, ManifestError
 from registry.discovery.manifest_walk import ManifestWalker
 from registry.errors import Conflict, RegistryError
+from registry.jobs import CrawlPolicy
 
 WELL_KNOWN_PATHS = {path: via for path, via in WELL_KNOWN}
 # The manifest found, and the domain's own agent registered now or the error that stopped it.
@@ -71,7 +72,7 @@ class DomainRegistrar:
         walker: ManifestWalker,
         crawl: ManifestCrawl,
         listings: ListingStore,
-        schedule: ManifestSchedule,
+        schedule: CrawlPolicy,
         *,
         clock: Callable[[], dt.datetime] = utcnow,
         rng: random.Random | None = None,
@@ -156,7 +157,7 @@ class DomainRegistrar:
             "found_via": located.via,
             "owner_id": owner.principal_id,
             "created_at": now,
-            "next_crawl_at": self._schedule.after(now, root.max_age, self._rng),
+            "next_crawl_at": self._schedule.next_at(now, self._schedule.delay(root.max_age), self._rng),
             "crawled_at": now,
             "crawl_failures": 0,
             "crawl_error": None,

@@ -30,8 +30,7 @@ from registry.catalog import (
 )
 from registry.db.types import utcnow
 from registry.errors import RegistryError
-from registry.health.state import jittered
-from registry.jobs import LeaseColumns
+from registry.jobs import CrawlPolicy, LeaseColumns
 from registry.trust import CardTrust, refresh_current_trust
 
 AGENTS = Agent.__table__
@@ -40,23 +39,6 @@ CRAWL_LEASE = LeaseColumns(
 )
 _CLAIMED = (Agent.card_url, Agent.source, Agent.crawl_etag, Agent.crawl_last_modified, Agent.crawl_failures)
 _SCHEDULE = update(Agent).where(Agent.pk == bindparam("b_pk"))  # one executemany; SET: the columns each row names
-
-
-@dataclasses.dataclass(frozen=True)
-class CrawlPolicy:
-    interval: float = 3600.0
-    min_interval: float = 300.0
-    max_interval: float = 86_400.0
-    jitter: float = 0.1
-
-    def delay(self, max_age: int | None) -> float:
-        """Seconds until the next crawl after an answer: max-age within bounds, else the interval."""
-        if max_age is None:
-            return self.interval
-        return min(max(float(max_age), self.min_interval), self.max_interval)
-
-    def backoff(self, failures: int) -> float:
-        return min(self.interval * 2 ** min(failures - 1, 30), self.max_interval)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,7 +139,7 @@ class CrawlService:
             etag, last_modified = answer.etag, answer.last_modified
         return {
             "b_pk": item.pk,
-            "next_crawl_at": now + dt.timedelta(seconds=jittered(delay, self._policy.jitter, self._rng)),
+            "next_crawl_at": self._policy.next_at(now, delay, self._rng),
             "crawled_at": None if item.pushed else now,
             "crawl_failures": failures,
             "crawl_error": outcome.error,

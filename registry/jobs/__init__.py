@@ -10,5 +10,6 @@ with a fake clock: the second run must do nothing.
 
 from registry.jobs.base import Job, JobContext, JobReport, LeasedJob, LeasedWork, PeriodicJob
 from registry.jobs.leases import LeaseColumns
+from registry.jobs.recrawl import CrawlPolicy
 
-__all__ = ["Job", "JobContext", "JobReport", "LeaseColumns", "LeasedJob", "LeasedWork", "PeriodicJob"]
+__all__ = ["CrawlPolicy", "Job", "JobContext", "JobReport", "LeaseColumns", "LeasedJob", "LeasedWork", "PeriodicJob"]

@@ -45,7 +45,7 @@ def js_find_agents(registry_url: str, binding: str, query: str) -> dict[str, Any
     """What the JavaScript SDK's client found (see a2a_find_agents.mjs)."""
     node = shutil.which("node")
     if node is None or not (JS_PEER / "node_modules" / "@a2a-js" / "sdk").is_dir():
-        pytest.fail("the JavaScript SDK peer is not installed: run `npm ci --prefix tests/interop/js` (needs Node.js)")
+        pytest.fail("the JavaScript SDK peer is not installed: run `bash tests/interop/install` (needs Node.js)")
     return _json_of([node, str(JS_PEER / "a2a_find_agents.mjs"), registry_url, binding, query])
 
 

@@ -9,10 +9,10 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.support.cards import make_card
+from tests.support.servers import QuietHandler, serve_on_loopback
 
 A2A = "application/a2a-agent-card+json"
 CATALOG = "application/ai-catalog+json"
@@ -31,7 +31,7 @@ class ArdPublisher:
         self._lock = threading.Lock()
         publisher = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real publishers serve
             # Headers and body leave in two writes: without TCP_NODELAY the second waits for the
             # client's delayed ACK (40 ms on Linux), which no real web server makes a client wait.
@@ -46,20 +46,9 @@ class ArdPublisher:
                 etag = headers.get("ETag")
                 if status == 200 and etag and self.headers.get("If-None-Match") == etag:
                     status, body = 304, b""
-                self.send_response(status)
-                for key, value in {"Content-Type": "application/json", **headers}.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.answer(status, headers, body)
 
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self._httpd = serve_on_loopback(Handler)
 
     # -- where it is ----------------------------------------------------------------------
 

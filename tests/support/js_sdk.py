@@ -1,6 +1,6 @@
 """The official A2A JavaScript SDK (`@a2a-js/sdk`, npm) as a peer: `tests/interop/js/a2a_card.mjs`
 signs cards and verifies signatures with it, run by Node.js. Its packages are installed by
-`npm ci --prefix tests/interop/js` (the README's test command and `.ci/run` do)."""
+`bash tests/interop/install` (the README's test command and `.ci/run` run it)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ PEER = Path(__file__).resolve().parents[1] / "interop" / "js"
 def _node(*args: str, files: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     node = shutil.which("node")
     if node is None or not (PEER / "node_modules" / "@a2a-js" / "sdk").is_dir():
-        pytest.fail("the JavaScript SDK peer is not installed: run `npm ci --prefix tests/interop/js` (needs Node.js)")
+        pytest.fail("the JavaScript SDK peer is not installed: run `bash tests/interop/install` (needs Node.js)")
     with tempfile.TemporaryDirectory() as tmp:
         paths = {name: Path(tmp) / f"{name}.json" for name in files}
         for name, value in files.items():

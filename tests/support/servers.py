@@ -8,6 +8,31 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing, with one call to answer."""
+
+    def answer(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        """`body` with `status`, `headers` (JSON unless they say otherwise) and its length."""
+        self.send_response(status)
+        for key, value in {"Content-Type": "application/json", **headers}.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+def serve_on_loopback(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """A server on 127.0.0.1 (a free port) answering with `handler` in daemon threads; the caller
+    shuts it down (`shutdown()`, `server_close()`)."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
 class CardServer:
     """Serves JSON documents (or raw responses) at paths; records the requests it saw."""
 
@@ -16,24 +41,12 @@ class CardServer:
         self.requests: list[tuple[str, dict[str, str]]] = []
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
                 server.requests.append((self.path, dict(self.headers)))
-                status, headers, body = server.routes.get(self.path, (404, {}, b'{"error":"not found"}'))
-                self.send_response(status)
-                for key, value in {"Content-Type": "application/json", **headers}.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.answer(*server.routes.get(self.path, (404, {}, b'{"error":"not found"}')))
 
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self._httpd = serve_on_loopback(Handler)
 
     @property
     def base_url(self) -> str:

@@ -8,7 +8,6 @@ import dataclasses
 import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from registry.container import Services, build_services
 from registry.db import make_engine
 from registry.migrate import upgrade
 from registry.settings import ArdSettings, Settings
+from tests.support.servers import QuietHandler, serve_on_loopback
 
 
 class ServedApp:
@@ -86,7 +86,7 @@ class StubRegistry:
         self._closing = threading.Event()
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 stub.requests.append((dict(self.headers), body))
@@ -94,19 +94,9 @@ class StubRegistry:
                 if reply.hang:
                     stub._closing.wait(30)
                     return
-                raw = json.dumps(reply.body).encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+                self.answer(reply.status, {}, json.dumps(reply.body).encode())
 
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._httpd = serve_on_loopback(Handler)
 
     @property
     def url(self) -> str:
