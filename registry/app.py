@@ -17,9 +17,9 @@ from registry.auth import api_tokens as tokens
 from registry.catalog import api as agents
 from registry.catalog import api_tags as catalog
 from registry.container import Services, build_services
-from registry.discovery import api_listings as manifest_listings
-from registry.discovery import api_manifest as ard_manifest
-from registry.discovery import api_search as ard_search
+from registry.discovery.crawl import api as manifest_listings
+from registry.discovery.publish import api as ard_manifest
+from registry.discovery.search import api as ard_search
 from registry.health import api as health
 from registry.relay import api as relay
 from registry.relay import api_ingress as relay_ingress

@@ -79,7 +79,7 @@ def register() -> Response:
         created = True
     else:
         url = string_field(body, "url", required=True)
-        # A domain's URL also registers what its ARD manifest lists (`registry.discovery.domains`):
+        # A domain's URL also registers what its ARD manifest lists (`registry.discovery.crawl.domains`):
         # its own agent as before, if any, plus `manifest` (and `domainCard` when no agent came of it).
         found = _services().manifest_crawl.domains.register(actor, url or "", jwks_url=jwks_url)
         snapshot, manifest, created = found.agent, found.manifest_json(), found.created

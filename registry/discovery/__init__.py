@@ -1,15 +1,15 @@
 """ARD, the discovery standard: the registry's manifest, its ARD search API with federation, and
 the crawling of other domains' manifests. Uses the catalog and trust through their faces."""
 
-from registry.discovery.crawling import ManifestCrawling, manifest_crawling
+from registry.discovery.crawl.models import ManifestListing, ManifestSource
+from registry.discovery.crawl.wiring import ManifestCrawling, manifest_crawling
 from registry.discovery.entries import A2A_CARD, CATALOG, REGISTRY, agent_entry, agent_identifier, publisher_of
 from registry.discovery.errors import ArdError, ManifestError
-from registry.discovery.federation import Federation
 from registry.discovery.links import ARD_PATH, ard_base, public_url
-from registry.discovery.manifest import ManifestPublisher
-from registry.discovery.manifest_cache import ListingWatch, NoListing, PageCache
-from registry.discovery.manifest_signing import SignedHost, UnsignedHost
-from registry.discovery.models import ManifestListing, ManifestSource
+from registry.discovery.publish.cache import ListingWatch, NoListing, PageCache
+from registry.discovery.publish.manifest import ManifestPublisher
+from registry.discovery.publish.signing import SignedHost, UnsignedHost
+from registry.discovery.search.federation import Federation
 
 __all__ = [
     "A2A_CARD",

@@ -19,7 +19,7 @@ CATALOG = "application/ai-catalog+json"
 URN = re.compile(r"^urn:air:[a-zA-Z0-9.-]+(:[a-zA-Z0-9._-]+)+$")
 MIN_QUERIES, MAX_QUERIES = 2, 5
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
-_READABLE = re.compile(r"([a-z0-9_-]+(/[a-z0-9_-]+)*)?")  # a path that "a.b" names unambiguously
+_READABLE = re.compile(r"([a-z0-9._-]+(/[a-z0-9._-]+)*)?")  # a path its URN segments say exactly
 _CARD_FILES = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
 
@@ -37,8 +37,8 @@ def publisher_of(url: str) -> str:
 
 def agent_identifier(card_url: str) -> str:
     """The agent's URN, from its card URL alone, so every registry that lists the card derives
-    the same one: `urn:air:<host>:a2a:<name>`, the name from the URL's path (`agent` for a card at
-    the domain's well-known path). A card stored as `<manifest URL>#<urn>` (an inline manifest
+    the same one: `urn:air:<host>:a2a:<name>`, the name from the URL's path, a URN segment per path
+    segment (`agent` for a card at the domain's well-known path). A card stored as `<manifest URL>#<urn>` (an inline manifest
     entry) keeps the publisher's own URN when its publisher is the manifest's host."""
     parts = urlsplit(card_url)
     publisher = publisher_of(card_url)
@@ -49,10 +49,11 @@ def agent_identifier(card_url: str) -> str:
         if path.endswith(suffix):
             path = path[: -len(suffix)]
     rest = path.removeprefix("/")
-    name = _UNSAFE.sub("-", rest.lower().replace("/", ".")).strip("-.") or "agent"
+    segments = rest.split("/") if rest else []
+    name = ":".join(_UNSAFE.sub("-", segment.lower()).strip("-") or "-" for segment in segments) or "agent"
     if parts.port or parts.query or parts.fragment or not _READABLE.fullmatch(rest):
-        # The name does not say the path exactly (case, dots, a port…): a hash of the whole URL
-        # keeps two such agents apart (`/a/x` and `/a.x` would both be `a.x`).
+        # The name does not say the path exactly (case, an empty segment, a port…): a hash of the
+        # whole URL keeps two such agents apart.
         name = f"{name[:180]}-{hashlib.sha256(card_url.encode('utf-8')).hexdigest()[:10]}"
     return f"urn:air:{publisher}:a2a:{name[:200]}"
 

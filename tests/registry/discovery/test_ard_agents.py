@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import update
 
 from registry.catalog import Agent
-from registry.discovery.filter_syntax import check_order, parse_filter
-from registry.discovery.query import InvalidArgument
+from registry.discovery.search.filter_syntax import check_order, parse_filter
+from registry.discovery.search.request import InvalidArgument
 from tests.registry.discovery.ard_agents import agent_card, refusal, register, set_state
 
 AGENTS = [

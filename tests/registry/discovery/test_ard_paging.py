@@ -1,4 +1,4 @@
-"""Pages merged from several sources (`registry.discovery.paging`): whatever the sources' page
+"""Pages merged from several sources (`registry.discovery.search.paging`): whatever the sources' page
 sizes and scores, walking the pages shows every result once, best score first; and the readers of
 open-ended input (filter strings, filter objects, page tokens) answer a value or a 400, never a crash."""
 
@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry.discovery.filter_syntax import check_order, parse_filter
-from registry.discovery.paging import Place, Window, decode_token, encode_token, merge
-from registry.discovery.query import (
+from registry.discovery.search.filter_syntax import check_order, parse_filter
+from registry.discovery.search.paging import Place, Window, decode_token, encode_token, merge
+from registry.discovery.search.request import (
     ARD_NAMESPACE,
     FILTER_KEYS,
     InvalidArgument,

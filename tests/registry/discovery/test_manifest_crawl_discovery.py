@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from registry.discovery.manifest_discovery import ManifestLocator, agentmap_urls, html_links
-from registry.discovery.manifest_fetch import DocumentFetcher
+from registry.discovery.crawl.fetch import DocumentFetcher
+from registry.discovery.crawl.locate import ManifestLocator, agentmap_urls, html_links
 from tests.support.ard_publishers import LEGACY, WELL_KNOWN, ArdPublisher, serving
 
 

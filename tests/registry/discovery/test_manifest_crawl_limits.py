@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 from registry.catalog import CardFetcher
 from registry.discovery import manifest_crawling
-from registry.discovery.crawl_report import CrawlReport
-from registry.discovery.listed_cards import ListedCards
-from registry.discovery.manifest_fetch import CatalogDocument, DocumentFetcher
-from registry.discovery.manifest_reader import AgentEntry, Refusal, read_entry
-from registry.discovery.manifest_walk import ManifestWalker
+from registry.discovery.crawl.fetch import CatalogDocument, DocumentFetcher
+from registry.discovery.crawl.listed_cards import ListedCards
+from registry.discovery.crawl.reader import AgentEntry, Refusal, read_entry
+from registry.discovery.crawl.report import CrawlReport
+from registry.discovery.crawl.walk import ManifestWalker
 from tests.support.ard_publishers import CATALOG, ArdPublisher, entry, serving
 from tests.support.cards import make_card
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry.discovery.index import FACET_KINDS, AgentIndex
-from registry.discovery.query import InvalidArgument, context_prefixes, read_query, refuse_members, resolve_key
+from registry.discovery.search.index import FACET_KINDS, AgentIndex
+from registry.discovery.search.request import InvalidArgument, context_prefixes, read_query, refuse_members, resolve_key
 
 FACET_FIELDS = ("type", *FACET_KINDS)
 DEFAULT_FACET_LIMIT, MAX_FACET_LIMIT = 20, 1_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from registry.discovery.manifest_reader import Refusal
+from registry.discovery.crawl.reader import Refusal
 
 # The rule of a card the catalog refused, by the catalog's error code.
 CARD_RULES = {

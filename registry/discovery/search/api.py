@@ -14,14 +14,14 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from registry.discovery.explore import explore
-from registry.discovery.federation import Inbound, UpstreamFailure
-from registry.discovery.filter_syntax import check_order, parse_filter
-from registry.discovery.index import AgentIndex
 from registry.discovery.links import ARD_PATH, ard_base, public_url
-from registry.discovery.paging import Place, decode_token, encode_token, fingerprint
-from registry.discovery.query import InvalidArgument, refuse_members
-from registry.discovery.search import MAX_PAGE_SIZE, ArdSearch, read_search
+from registry.discovery.search.explore import explore
+from registry.discovery.search.federation import Inbound, UpstreamFailure
+from registry.discovery.search.filter_syntax import check_order, parse_filter
+from registry.discovery.search.index import AgentIndex
+from registry.discovery.search.paging import Place, decode_token, encode_token, fingerprint
+from registry.discovery.search.ranked import MAX_PAGE_SIZE, ArdSearch, read_search
+from registry.discovery.search.request import InvalidArgument, refuse_members
 from registry.request_input import json_object
 
 bp = Blueprint("ard", __name__, url_prefix=ARD_PATH)

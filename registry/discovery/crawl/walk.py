@@ -17,8 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
-from registry.discovery.entries import A2A_CARD
-from registry.discovery.manifest_fetch import (
+from registry.discovery.crawl.fetch import (
     CatalogDocument,
     DocumentFetcher,
     ManifestAbsent,
@@ -26,7 +25,7 @@ from registry.discovery.manifest_fetch import (
     ManifestRefused,
     ManifestUnavailable,
 )
-from registry.discovery.manifest_reader import (
+from registry.discovery.crawl.reader import (
     AgentEntry,
     CatalogEntry,
     OtherEntry,
@@ -34,6 +33,7 @@ from registry.discovery.manifest_reader import (
     declared_type,
     read_entry,
 )
+from registry.discovery.entries import A2A_CARD
 
 FETCHERS = 8  # nested catalogs fetched at once
 CATALOG_RULES = {

@@ -22,7 +22,7 @@ import hashlib
 from typing import Any
 
 from registry import jsontext
-from registry.discovery.query import InvalidArgument
+from registry.discovery.search.request import InvalidArgument
 
 MAX_TOKEN_CHARS = 16_384
 TOKEN_VERSION = 1

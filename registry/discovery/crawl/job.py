@@ -26,17 +26,17 @@ from sqlalchemy import Engine, bindparam, select, update
 from registry.auth import Actor, Principal
 from registry.db import writer_lock
 from registry.db.types import utcnow
-from registry.discovery.crawl import DELISTED, ManifestCrawl
-from registry.discovery.crawl_report import CrawlReport
-from registry.discovery.manifest_discovery import ManifestLocator
-from registry.discovery.manifest_fetch import (
+from registry.discovery.crawl.apply import DELISTED, ManifestCrawl
+from registry.discovery.crawl.fetch import (
     CatalogDocument,
     DocumentFetcher,
     ManifestAbsent,
     ManifestError,
 )
-from registry.discovery.manifest_walk import ManifestWalker, Walk
-from registry.discovery.models import ManifestSource
+from registry.discovery.crawl.locate import ManifestLocator
+from registry.discovery.crawl.models import ManifestSource
+from registry.discovery.crawl.report import CrawlReport
+from registry.discovery.crawl.walk import ManifestWalker, Walk
 from registry.errors import RegistryError
 from registry.jobs import CrawlPolicy, LeaseColumns
 

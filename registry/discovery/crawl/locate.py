@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit
 
 from requests.utils import parse_header_links
 
-from registry.discovery.manifest_fetch import (
+from registry.discovery.crawl.fetch import (
     CatalogDocument,
     DocumentFetcher,
     ManifestAbsent,

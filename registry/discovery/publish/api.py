@@ -12,7 +12,7 @@ from flask import Blueprint, Response, current_app, request
 
 from registry.discovery.errors import CatalogPageNotFound
 from registry.discovery.links import public_url
-from registry.discovery.manifest import CATALOG_PATH, ManifestDocument
+from registry.discovery.publish.manifest import CATALOG_PATH, ManifestDocument
 from registry.settings import Settings
 
 bp = Blueprint("ard_manifest", __name__)

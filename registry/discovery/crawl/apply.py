@@ -21,11 +21,11 @@ from typing import Any
 from registry.auth import Actor
 from registry.catalog import CatalogService
 from registry.db.types import utcnow
-from registry.discovery.crawl_report import CrawlReport, named
-from registry.discovery.listed_cards import ListedCards, Placed, inline_card_url
-from registry.discovery.listings import Held, ListingStore
-from registry.discovery.manifest_reader import AgentEntry, Refusal
-from registry.discovery.manifest_walk import Walk
+from registry.discovery.crawl.listed_cards import ListedCards, Placed, inline_card_url
+from registry.discovery.crawl.listings import Held, ListingStore
+from registry.discovery.crawl.reader import AgentEntry, Refusal
+from registry.discovery.crawl.report import CrawlReport, named
+from registry.discovery.crawl.walk import Walk
 from registry.errors import RegistryError
 
 log = logging.getLogger(__name__)

@@ -27,13 +27,13 @@ from urllib.parse import urlsplit
 from registry.auth import Actor
 from registry.catalog import CatalogService, canonical_card_url
 from registry.db.types import utcnow
-from registry.discovery.crawl import ManifestCrawl
-from registry.discovery.crawl_job import clipped
-from registry.discovery.crawl_report import CrawlReport
-from registry.discovery.listings import ListingStore, SourceState
-from registry.discovery.manifest_discovery import WELL_KNOWN, Located, ManifestLocator
-from registry.discovery.manifest_fetch import DocumentFetcher, ManifestError
-from registry.discovery.manifest_walk import ManifestWalker
+from registry.discovery.crawl.apply import ManifestCrawl
+from registry.discovery.crawl.fetch import DocumentFetcher, ManifestError
+from registry.discovery.crawl.job import clipped
+from registry.discovery.crawl.listings import ListingStore, SourceState
+from registry.discovery.crawl.locate import WELL_KNOWN, Located, ManifestLocator
+from registry.discovery.crawl.report import CrawlReport
+from registry.discovery.crawl.walk import ManifestWalker
 from registry.errors import Conflict, RegistryError
 from registry.jobs import CrawlPolicy
 

@@ -11,14 +11,14 @@ from sqlalchemy import Engine
 
 from registry.catalog import CardFetcher, CatalogService
 from registry.db.types import utcnow
-from registry.discovery.crawl import ManifestCrawl
-from registry.discovery.crawl_job import ManifestRecrawl
-from registry.discovery.domains import DomainRegistrar
-from registry.discovery.listed_cards import ListedCards
-from registry.discovery.listings import ListingStore
-from registry.discovery.manifest_discovery import ManifestLocator
-from registry.discovery.manifest_fetch import DocumentFetcher
-from registry.discovery.manifest_walk import ManifestWalker
+from registry.discovery.crawl.apply import ManifestCrawl
+from registry.discovery.crawl.domains import DomainRegistrar
+from registry.discovery.crawl.fetch import DocumentFetcher
+from registry.discovery.crawl.job import ManifestRecrawl
+from registry.discovery.crawl.listed_cards import ListedCards
+from registry.discovery.crawl.listings import ListingStore
+from registry.discovery.crawl.locate import ManifestLocator
+from registry.discovery.crawl.walk import ManifestWalker
 from registry.jobs import CrawlPolicy
 from registry.outbound import SafeHttpClient
 from registry.settings import Settings

@@ -32,8 +32,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from registry.discovery.entries import REGISTRY
-from registry.discovery.query import InvalidArgument
-from registry.discovery.upstream_answers import NotASearchAnswer, UpstreamPage, registry_identifier, search_page
+from registry.discovery.search.request import InvalidArgument
+from registry.discovery.search.upstream_answers import NotASearchAnswer, UpstreamPage, registry_identifier, search_page
 from registry.outbound import OutboundError, OutboundTimeout, SafeHttpClient
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ import dataclasses
 import datetime as dt
 from typing import NoReturn
 
-from registry.discovery.query import FILTER_KEYS, InvalidArgument, Selection, constrain
+from registry.discovery.search.request import FILTER_KEYS, InvalidArgument, Selection, constrain
 
 MAX_COMPARISONS = 32
 MAX_DEPTH = 8

@@ -19,8 +19,8 @@ from registry import jsontext
 from registry.auth import Actor
 from registry.catalog import CardFetcher, CardFetchError, CatalogService, FetchedCard, NotModified, canonical_card_url
 from registry.db.types import utcnow
-from registry.discovery.crawl_report import CrawlReport, named
-from registry.discovery.manifest_reader import AgentEntry, Refusal
+from registry.discovery.crawl.reader import AgentEntry, Refusal
+from registry.discovery.crawl.report import CrawlReport, named
 from registry.errors import InvalidRequest, RegistryError
 from registry.outbound import OutboundRefused
 

@@ -10,7 +10,7 @@ and go; the top document holds the first page's agents and one `application/ai-c
 entry per further page, whose `url` (`/ard/catalog/<n>`) serves a document of the same shape.
 
 Every URL is absolute, under the public base the caller passes. Pages are cached per process and
-invalidated from the database (`registry.discovery.manifest_cache`).
+invalidated from the database (`registry.discovery.publish.cache`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from registry.cursors import encode_cursor
 from registry.discovery.entries import CATALOG, REGISTRY, agent_entry, publisher_of
 from registry.discovery.errors import CatalogPageNotFound
 from registry.discovery.links import ARD_PATH
-from registry.discovery.manifest_cache import Fragment, ManifestPages, PageCache
-from registry.discovery.manifest_signing import ManifestHost
+from registry.discovery.publish.cache import Fragment, ManifestPages, PageCache
+from registry.discovery.publish.signing import ManifestHost
 
 SPEC_VERSION = "1.0"  # AI Catalog's, which ARD v0.91 §5.1's manifest keeps
 CATALOG_PATH = ARD_PATH + "/catalog"

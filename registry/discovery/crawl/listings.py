@@ -15,7 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from registry.catalog import Agent
 from registry.db import writer_lock
-from registry.discovery.models import ManifestListing, ManifestSource
+from registry.discovery.crawl.models import ManifestListing, ManifestSource
 from registry.errors import NotFound
 
 LISTINGS = ManifestListing.__table__

@@ -14,10 +14,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from registry.discovery.federation import Asked, Federation, Inbound, UpstreamFailure, UpstreamPage
-from registry.discovery.index import AgentIndex
-from registry.discovery.paging import Place, Window, decode_token, encode_token, fingerprint, merge
-from registry.discovery.query import InvalidArgument, Query, read_query, refuse_members
+from registry.discovery.search.federation import Asked, Federation, Inbound, UpstreamFailure, UpstreamPage
+from registry.discovery.search.index import AgentIndex
+from registry.discovery.search.paging import Place, Window, decode_token, encode_token, fingerprint, merge
+from registry.discovery.search.request import InvalidArgument, Query, read_query, refuse_members
 
 FEDERATION_MODES = ("auto", "referrals", "none")
 DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE = 10, 100

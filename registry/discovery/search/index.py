@@ -15,7 +15,7 @@ from typing import Any
 from registry import jsontext
 from registry.catalog import AgentQuery, CatalogSearch, Facet
 from registry.discovery.entries import A2A_CARD, agent_entry
-from registry.discovery.query import HEALTH_STATES, KINDS, InvalidArgument, Selection, host_publisher
+from registry.discovery.search.request import HEALTH_STATES, KINDS, InvalidArgument, Selection, host_publisher
 from registry.errors import InvalidRequest
 
 SCAN_CHUNK = 250  # agents read at a time when rows are checked one by one

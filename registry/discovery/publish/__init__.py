@@ -1,0 +1,1 @@
+"""Publishing the registry's own ARD manifest: its pages, their cache, its signature."""
