@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy
 
-from registry.catalog.search_index import Arm
+from registry.catalog.search_index import Arm, Fields
 from registry.catalog.store import CatalogStore
 from registry.catalog.store_search import SearchFilters
 from registry.cursors import RankKey
 from registry.retrieval.analysis import query_terms
 from registry.retrieval.embedding import Embedder
-from registry.retrieval.scoring import LexicalMatch, bm25f, fuse, idf
+from registry.retrieval.scoring import bm25f, fuse, idf, matched_fields
 from registry.retrieval.vectors import LiveVectors, VectorIndex
 
 COMMON_SHARE = 0.01  # of the agents: a term on more is read from the table, not the text index
@@ -61,7 +61,29 @@ class Relevance:
 class Ranked:
     pk: int
     relevance: Relevance
-    key: tuple[float, int, int, int]  # its place in the order of results (`_place`)
+    key: RankKey  # its place in the order of results (`_place`)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Found:
+    """A query's candidates: BM25F scores, with the term weights and fields they came from, and
+    cosines. Only the results returned are explained (`ranked`): explaining every candidate cost
+    more than scoring it."""
+
+    weights: dict[str, float]
+    fields: dict[int, Fields]
+    lexical: dict[int, float]
+    semantic: dict[int, float]
+
+    def ranked(self, place: RankKey) -> Ranked:
+        """The result at `place` (`_place`: its score, negated, first; its pk last), explained."""
+        pk, score = place[-1], round(-place[0], 4)
+        cosine = round(self.semantic.get(pk, 0.0), 4)
+        lexical = self.lexical.get(pk)
+        if lexical is None:
+            return Ranked(pk, Relevance(score, (), 0.0, cosine), place)
+        matched = matched_fields(self.weights, self.fields[pk])
+        return Ranked(pk, Relevance(score, matched, round(lexical, 4), cosine), place)
 
 
 class RankedSearch:
@@ -90,10 +112,12 @@ class RankedSearch:
         if not terms and query is None:
             return []
         among = self._narrowed(filters)
-        lexical = self._lexical(terms, among)
+        weights, fields = self._lexical(terms, among)
+        lexical = bm25f(weights, fields.items())
         semantic = self._semantic(query, among, lexical)
         scored = self._fused(lexical, semantic, ranking)
-        return self._filtered(scored, filters, after, count)
+        found = _Found(weights, fields, lexical, semantic)
+        return [found.ranked(place) for place in self._filtered(scored, filters, after, count)]
 
     def embed(self, text: str) -> numpy.ndarray | None:
         """The query's embedding; None when semantic search is off."""
@@ -113,19 +137,18 @@ class RankedSearch:
         rows = self._store.search(filters, 0, limit + 1, ("pk",))
         return [row.pk for row in rows] if len(rows) <= limit else None
 
-    def _lexical(self, terms: list[str], among: list[int] | None) -> dict[int, LexicalMatch]:
+    def _lexical(self, terms: list[str], among: list[int] | None) -> tuple[dict[str, float], dict[int, Fields]]:
+        """The weights (idf) of the query terms some agent holds, and the fields of the agents to score."""
         if not terms:
-            return {}
+            return {}, {}
         counts, documents = self._store.term_counts(terms)
         # The document count is kept a while (and an estimate on PostgreSQL); a term's is not.
         weights = {term: idf(counts[term], max(counts[term], documents)) for term in terms if counts[term]}
         if not weights:
-            return {}
+            return {}, {}
         if among is not None:
-            fields = self._store.documents(among) if among else {}
-        else:
-            fields = self._store.candidates(self._arms(weights, counts, documents))
-        return bm25f(weights, fields.items())
+            return weights, self._store.documents(among) if among else {}
+        return weights, self._store.candidates(self._arms(weights, counts, documents))
 
     def _arms(self, weights: dict[str, float], counts: dict[str, int], documents: int) -> list[Arm]:
         """Rare terms bring every agent holding them, while they fit in half the budget; the
@@ -147,7 +170,7 @@ class RankedSearch:
         return arms
 
     def _semantic(
-        self, query: numpy.ndarray | None, among: list[int] | None, lexical: dict[int, LexicalMatch]
+        self, query: numpy.ndarray | None, among: list[int] | None, lexical: dict[int, float]
     ) -> dict[int, float]:
         if query is None:
             return {}
@@ -159,52 +182,43 @@ class RankedSearch:
         missing = [pk for pk in lexical if pk not in similar]
         return {**index.similarities(query, missing), **similar}
 
-    def _fused(
-        self, lexical: dict[int, LexicalMatch], semantic: dict[int, float], ranking: str
-    ) -> dict[int, tuple[float, Relevance]]:
-        """Each candidate's fused score (unrounded: the order) and its relevance (as shown)."""
-        settings = self._settings
-        scored = {}
-        for pk in lexical.keys() | semantic.keys():
-            match, cosine = lexical.get(pk), semantic.get(pk, 0.0)
-            if match is None and cosine < settings.semantic_floor:
-                continue
-            score = fuse(match.score if match else 0.0, cosine, ranking)
-            lexical_score = round(match.score, 4) if match else 0.0
-            relevance = Relevance(round(score, 4), match.fields if match else (), lexical_score, round(cosine, 4))
-            scored[pk] = (score, relevance)
+    def _fused(self, lexical: dict[int, float], semantic: dict[int, float], ranking: str) -> dict[int, float]:
+        """Each candidate's fused score, unrounded (the order); one found by meaning alone needs the floor."""
+        scored = {pk: fuse(score, semantic.get(pk, 0.0), ranking) for pk, score in lexical.items()}
+        floor = self._settings.semantic_floor
+        scored.update(
+            (pk, fuse(0.0, cosine, ranking)) for pk, cosine in semantic.items() if pk not in lexical and cosine >= floor
+        )
         return scored
 
     def _filtered(
         self,
-        scored: dict[int, tuple[float, Relevance]],
+        scored: dict[int, float],
         filters: SearchFilters,
         after: RankKey | None,
         count: int | None,
-    ) -> list[Ranked]:
-        """The scored agents that pass every filter, in result order, after `after`: checked in
-        the database a chunk at a time, best scores first, until `count` have passed."""
-        order = sorted(scored, key=lambda pk: (-scored[pk][0], pk))
+    ) -> list[RankKey]:
+        """The places (`_place`) of the scored agents that pass every filter, in result order,
+        after `after`: checked in the database a chunk at a time, best scores first, until `count`
+        have passed."""
+        order = sorted(scored, key=lambda pk: (-scored[pk], pk))
         if after is not None:
-            order = [pk for pk in order if -scored[pk][0] >= after[0]]
+            order = [pk for pk in order if -scored[pk] >= after[0]]
         chunk, start = max(2 * (count or 0), 64), 0  # doubled after each chunk: a narrow filter reads few
-        results: list[Ranked] = []
-        while start < len(order) and (count is None or len(results) < count):
+        places: list[RankKey] = []
+        while start < len(order) and (count is None or len(places) < count):
             end = start + chunk
             # Agents of one score stay in one chunk: their order depends on their states.
-            while end < len(order) and scored[order[end]][0] == scored[order[end - 1]][0]:
+            while end < len(order) and scored[order[end]] == scored[order[end - 1]]:
                 end += 1
             checked = dataclasses.replace(filters, among=order[start:end])
             rows = self._store.search(checked, 0, end - start, _STATE_COLUMNS)
-            placed = sorted(
-                (Ranked(row.pk, scored[row.pk][1], _place(scored[row.pk][0], row)) for row in rows),
-                key=lambda result: result.key,
-            )
-            results.extend(result for result in placed if after is None or result.key > after)
+            placed = sorted(_place(scored[row.pk], row) for row in rows)
+            places.extend(place for place in placed if after is None or place > after)
             start, chunk = end, 2 * chunk
-        return results[:count] if count is not None else results
+        return places[:count] if count is not None else places
 
 
-def _place(score: float, row: Any) -> tuple[float, int, int, int]:
+def _place(score: float, row: Any) -> RankKey:
     """A result's place in the order: best score first, then healthier, then verified, then older."""
     return (-score, HEALTH_ORDER.get(row.health_state, 9), SIGNATURE_ORDER.get(row.signature_state, 9), row.pk)

@@ -12,13 +12,12 @@ import orjson
 from sqlalchemy import Connection, Engine, TextClause, column, delete, select, table, text
 from sqlalchemy.sql.expression import TableClause
 
-from registry.catalog.models import Agent, AgentEmbedding
+from registry.catalog.models import Agent
 from registry.catalog.search_index import FIELD_LIST, CachedCount, Fields, SearchIndex
 from registry.catalog.store import CatalogStore, TableRows
 from registry.retrieval.embedding import Embedder
 from registry.retrieval.scoring import FIELDS
 
-_EMBEDDINGS = AgentEmbedding.__table__
 SEARCH_ROWS = table("agent_search", column("agent_pk"), *(column(f) for f in FIELDS), column("document_tsv"))
 TERM_COUNT_CAP = 20_000  # past this many agents, a term's exact count does not change its rank
 
@@ -31,7 +30,13 @@ _TERM_COUNTS = text(
     "(SELECT count(*) AS n FROM (SELECT 1 FROM agent_search "
     "WHERE document_tsv @@ CAST(quote_literal(u.term) AS tsquery) LIMIT :cap) AS matches) AS c"
 )
-_SNAPSHOT_XMIN = text("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+# The oldest transaction still running, with the vectors written since a marker, in one round
+# trip (a row of nulls when there are none).
+_EMBEDDINGS_SINCE = text(
+    "SELECT s.oldest_running, e.agent_pk, e.vector "
+    "FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS oldest_running) AS s "
+    "LEFT JOIN agent_embeddings AS e ON e.model = :model AND e.marker >= :marker"
+)
 
 
 def tsvector(fields: Fields) -> str:
@@ -87,7 +92,7 @@ class PostgresSearchIndex(SearchIndex):
         return f"'{term}'"
 
     def arm_sql(self, param: str) -> str:
-        return f"SELECT agent_pk, {FIELD_LIST} FROM agent_search WHERE document_tsv @@ CAST(:{param} AS tsquery)"
+        return f"SELECT agent_pk, {FIELD_LIST} FROM agent_search WHERE document_tsv @@ CAST(%({param})s AS tsquery)"
 
     @contextlib.contextmanager
     def forced_index(self, conn: Connection) -> Iterator[None]:
@@ -103,13 +108,10 @@ class PostgresSearchIndex(SearchIndex):
         # A marker is the id of the transaction that wrote the row. Transactions older than the
         # oldest one still running have all ended, so what they wrote is visible now: the next
         # read starts there, and rereads only what was in flight.
-        oldest_running = conn.scalar(_SNAPSHOT_XMIN)
-        statement = select(_EMBEDDINGS.c.agent_pk, _EMBEDDINGS.c.vector).where(
-            _EMBEDDINGS.c.model == self.embedder.model_id
-        )
-        if marker is not None:
-            statement = statement.where(_EMBEDDINGS.c.marker >= marker)
-        return [(pk, bytes(vector)) for pk, vector in conn.execute(statement)], oldest_running
+        # Markers are transaction ids, never negative: none (the first read) reads every vector.
+        rows = conn.execute(_EMBEDDINGS_SINCE, {"model": self.embedder.model_id, "marker": marker or 0}).all()
+        vectors = [(pk, bytes(vector)) for _, pk, vector in rows if pk is not None]
+        return vectors, rows[0].oldest_running
 
 
 _WALK = "SET enable_hashjoin = off; SET enable_hashagg = off; SET max_parallel_workers_per_gather = 0"

@@ -20,11 +20,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import (
+    ARRAY,
     BindParameter,
     ColumnElement,
     CompoundSelect,
     Connection,
+    Integer,
     Select,
+    any_,
     bindparam,
     exists,
     func,
@@ -206,7 +209,7 @@ class SearchStatements:
         rows, each filter a condition on the row or a probe of its terms; no driver, no page."""
         listed = _AGENTS.alias("listed")
         stmt = select(*(listed.c[name] for name in columns)).where(
-            listed.c.pk.in_(bindparam("among", expanding=True)), *self._agent_conditions(shape, listed)
+            self._is_among(listed.c.pk), *self._agent_conditions(shape, listed)
         )
         plain = dataclasses.replace(
             shape,
@@ -219,6 +222,12 @@ class SearchStatements:
             status_in=False,
         )
         return self._filtered(plain, listed.c.pk, stmt).order_by(listed.c.pk)
+
+    def _is_among(self, pk: ColumnElement[int]) -> ColumnElement[bool]:
+        if self._sqlite:
+            return pk.in_(bindparam("among", expanding=True))
+        # One array rather than a parameter each: PostgreSQL plans it sooner.
+        return pk == any_(bindparam("among", type_=ARRAY(Integer)))
 
     @staticmethod
     def _listing(page: Select[Any] | CompoundSelect, columns: tuple[str, ...]) -> Select[Any]:

@@ -8,7 +8,6 @@ measured the choices below on real cards: score fusion beats reciprocal rank fus
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 
@@ -32,43 +31,37 @@ def idf(documents_with_term: int, documents: int) -> float:
     return math.log(1 + (documents - documents_with_term + 0.5) / (documents_with_term + 0.5))
 
 
-@dataclasses.dataclass(frozen=True)
-class LexicalMatch:
-    score: float
-    fields: tuple[str, ...]  # of FIELDS, those holding a query term
-
-
-def bm25f(weights: Mapping[str, float], documents: Iterable[tuple[int, tuple[str, ...]]]) -> dict[int, LexicalMatch]:
+def bm25f(weights: Mapping[str, float], documents: Iterable[tuple[int, tuple[str, ...]]]) -> dict[int, float]:
     """BM25F of each (pk, fields) document for the query terms in `weights` (term → idf);
     documents holding none of them are left out."""
-    matches = {}
+    scores = {}
     for pk, fields in documents:
-        match = _score(weights, fields)
-        if match is not None:
-            matches[pk] = match
-    return matches
+        score = _score(weights, fields)
+        if score:  # idf is never zero: a document holding a term scores above zero
+            scores[pk] = score
+    return scores
 
 
-def _score(weights: Mapping[str, float], fields: tuple[str, ...]) -> LexicalMatch | None:
-    score, matched = 0.0, set()
-    # A field is split into its terms only when a query term is in it (most candidates hold the
-    # query's terms in one or two of their four fields); its length is its spaces plus one.
-    padded = [f" {text} " for text in fields]
-    split: dict[int, list[str]] = {}
+def _score(weights: Mapping[str, float], fields: tuple[str, ...]) -> float:
+    score = 0.0
     for term, term_idf in weights.items():
-        needle, weighted = f" {term} ", 0.0
-        for index, text in enumerate(padded):
-            if needle not in text:
-                continue
-            tokens = split.get(index) or split.setdefault(index, text.split())
-            matched.add(index)
-            norm = 1 - B + B * len(tokens) / AVERAGE_LENGTHS[index]
-            weighted += FIELD_WEIGHTS[index] * tokens.count(term) / norm
+        weighted = 0.0
+        for index, text in enumerate(fields):
+            # A substring test first: most fields hold no query term, and splitting is the cost
+            # (a term inside a longer one counts zero times).
+            if term in text:
+                tokens = text.split()
+                norm = 1 - B + B * len(tokens) / AVERAGE_LENGTHS[index]
+                weighted += FIELD_WEIGHTS[index] * tokens.count(term) / norm
         if weighted:
             score += term_idf * weighted * (K1 + 1) / (weighted + K1)
-    if not matched:
-        return None
-    return LexicalMatch(score, tuple(FIELDS[i] for i in sorted(matched)))
+    return score
+
+
+def matched_fields(terms: Iterable[str], fields: tuple[str, ...]) -> tuple[str, ...]:
+    """The names of the fields (`FIELDS`) that hold any of the terms."""
+    wanted = set(terms)
+    return tuple(name for name, text in zip(FIELDS, fields) if not wanted.isdisjoint(text.split()))
 
 
 def fuse(lexical: float, semantic: float, ranking: str) -> float:

@@ -9,7 +9,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from registry.retrieval.scoring import AVERAGE_LENGTHS, FIELDS, LEXICAL_HALF, SEMANTIC_SHARE, bm25f, fuse, idf
+from registry.retrieval.scoring import (
+    AVERAGE_LENGTHS,
+    FIELD_WEIGHTS,
+    FIELDS,
+    K1,
+    LEXICAL_HALF,
+    SEMANTIC_SHARE,
+    B,
+    bm25f,
+    fuse,
+    idf,
+    matched_fields,
+)
 
 
 def _document(field: str, term: str, length: int | None = None) -> tuple[str, ...]:
@@ -21,42 +33,71 @@ def _document(field: str, term: str, length: int | None = None) -> tuple[str, ..
 
 def test_a_word_counts_most_in_names_and_skill_names_then_tags_then_descriptions():
     documents = [(pk, _document(field, "invoice")) for pk, field in enumerate(FIELDS)]
-    matches = bm25f({"invoice": 1.0}, documents)
-    scores = [matches[pk].score for pk in range(4)]
+    scores = bm25f({"invoice": 1.0}, documents)
     assert scores[0] == pytest.approx(scores[1]) and scores[1] > scores[2] > scores[3] > 0
-    assert [matches[pk].fields for pk in range(4)] == [(field,) for field in FIELDS]
+    assert [matched_fields(["invoice"], fields) for _, fields in documents] == [(field,) for field in FIELDS]
 
 
 def test_a_short_name_holding_the_word_beats_a_long_description_holding_it_twice():
     name = ("invoice reader", "", "", "")
     description = ("office helper", "", "", " ".join(["invoice", *["file"] * 40, "invoice", *["mail"] * 40]))
-    matches = bm25f({"invoice": 1.0}, [(1, name), (2, description)])
-    assert matches[1].score > matches[2].score
+    scores = bm25f({"invoice": 1.0}, [(1, name), (2, description)])
+    assert scores[1] > scores[2]
 
 
 def test_more_occurrences_score_more_but_saturate():
     def score(count: int) -> float:
-        return bm25f({"alpha": 1.0}, [(1, ("", "", "", " ".join(["alpha"] * count + ["x"] * 59)))])[1].score
+        return bm25f({"alpha": 1.0}, [(1, ("", "", "", " ".join(["alpha"] * count + ["x"] * 59)))])[1]
 
     assert score(1) < score(2) < score(4) < score(50) < 2.2  # idf × (k1 + 1): no term counts without bound
 
 
 def test_rarer_terms_weigh_more_and_every_matched_field_is_named():
     document = ("weather agent", "forecast", "weather rain", "forecasts in the city")
-    common, rare = (
-        bm25f({"weather": idf(900, 1000)}, [(1, document)])[1],
-        bm25f({"rain": idf(3, 1000)}, [(1, document)])[1],
-    )
-    assert rare.score > common.score
-    assert common.fields == ("name", "tags") and rare.fields == ("tags",)
+    common = bm25f({"weather": idf(900, 1000)}, [(1, document)])[1]
+    rare = bm25f({"rain": idf(3, 1000)}, [(1, document)])[1]
+    assert rare > common
+    assert matched_fields(["weather"], document) == ("name", "tags") and matched_fields(["rain"], document) == ("tags",)
     both = bm25f({"weather": idf(900, 1000), "rain": idf(3, 1000)}, [(1, document)])[1]
-    assert both.score == pytest.approx(common.score + rare.score) and both.fields == ("name", "tags")
+    assert both == pytest.approx(common + rare) and matched_fields(["weather", "rain"], document) == ("name", "tags")
 
 
 def test_documents_holding_no_query_term_are_left_out():
     documents = [(1, ("weather", "", "", "")), (2, ("maps", "", "", "")), (3, ("", "", "", "weatherman"))]
     assert set(bm25f({"weather": 1.0}, documents)) == {1}
     assert bm25f({}, documents) == {}
+
+
+def _textbook_bm25f(weights: dict[str, float], fields: tuple[str, ...]) -> float:
+    """BM25F as it is written down: every field split into its terms, every term counted."""
+    score = 0.0
+    for term, term_idf in weights.items():
+        weighted = 0.0
+        for index, text in enumerate(fields):
+            tokens = text.split()
+            norm = 1 - B + B * len(tokens) / AVERAGE_LENGTHS[index]
+            weighted += FIELD_WEIGHTS[index] * tokens.count(term) / norm
+        if weighted:
+            score += term_idf * weighted * (K1 + 1) / (weighted + K1)
+    return score
+
+
+# Words that hold one another ("in" in "invoice"), so a term inside a longer word is tried too.
+_WORDS = st.sampled_from(["in", "invoice", "invoices", "voice", "x"])
+_FIELD = st.lists(_WORDS, max_size=12).map(" ".join)
+
+
+@given(
+    st.dictionaries(_WORDS, st.floats(0.01, 10), min_size=1, max_size=3),
+    st.lists(st.tuples(_FIELD, _FIELD, _FIELD, _FIELD), max_size=5),
+)
+def test_scores_and_matched_fields_are_those_of_whole_terms_counted_each_time(weights, documents):
+    found = bm25f(weights, list(enumerate(documents)))
+    expected = {pk: _textbook_bm25f(weights, fields) for pk, fields in enumerate(documents)}
+    assert found == {pk: score for pk, score in expected.items() if score}  # exactly: the order depends on it
+    for fields in documents:
+        holding = tuple(name for name, text in zip(FIELDS, fields) if set(weights) & set(text.split()))
+        assert matched_fields(weights, fields) == holding
 
 
 @given(st.integers(0, 10_000), st.integers(0, 10_000))
