@@ -7,7 +7,6 @@ Services never read the environment themselves: the app factory and the CLI buil
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import logging
 import os
 import secrets
@@ -15,17 +14,18 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from registry.settings_env import (
+    IPNetwork,
     SettingsError,
     env_bool,
     env_delays,
     env_float,
     env_fraction,
     env_int,
+    env_networks,
 )
 
 log = logging.getLogger(__name__)
 
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT_DATABASE_URL = "sqlite:///./agentdex.db"
 ENDORSEMENT_ALGS = ("EdDSA", "ES256", "ES384", "PS256", "RS256")
 
@@ -218,7 +218,7 @@ class Settings:
             database_url=database_url,
             secret_key=secret,
             secret_generated=generated,
-            allowed_networks=_networks(env.get("AGENTDEX_ALLOWED_NETWORKS", "")),
+            allowed_networks=env_networks(env, "AGENTDEX_ALLOWED_NETWORKS"),
             allow_http=allow_http,
             public_url=(env.get("AGENTDEX_PUBLIC_URL") or "").rstrip("/") or None,
             forwarded_hops=env_int(env, "AGENTDEX_FORWARDED_HOPS", cls.forwarded_hops),
@@ -240,20 +240,6 @@ class Settings:
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
-
-
-def _networks(raw: str) -> tuple[IPNetwork, ...]:
-    networks = []
-    for part in (p.strip() for p in raw.split(",")):
-        if not part:
-            continue
-        try:
-            networks.append(ipaddress.ip_network(part, strict=False))
-        except ValueError:
-            raise SettingsError(
-                f"AGENTDEX_ALLOWED_NETWORKS contains {part!r}, which is not a CIDR such as 127.0.0.0/8"
-            ) from None
-    return tuple(networks)
 
 
 def _trusted_jwks(raw: str) -> str | None:

@@ -3,6 +3,7 @@ SettingsError that names the variable and says what it should look like."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -69,3 +70,19 @@ def env_fraction(env: Mapping[str, str], name: str, default: float) -> float:
         return float(raw)
     except ValueError:
         raise SettingsError(f"{name}={raw!r} is not a number such as 0.2") from None
+
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def env_networks(env: Mapping[str, str], name: str) -> tuple[IPNetwork, ...]:
+    """A comma-separated list of CIDRs (`127.0.0.0/8, ::1/128`); empty when unset."""
+    networks = []
+    for part in (p.strip() for p in env.get(name, "").split(",")):
+        if not part:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(part, strict=False))
+        except ValueError:
+            raise SettingsError(f"{name} contains {part!r}, which is not a CIDR such as 127.0.0.0/8") from None
+    return tuple(networks)
