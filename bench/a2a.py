@@ -19,7 +19,6 @@ import argparse
 import dataclasses
 import random
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -31,9 +30,9 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import cpu_ticks, percentile, reference_loop_ms  # noqa: E402
-from bench.corpora import CorpusStore, add_corpus_options, corpus_stores, scales, serving_corpus  # noqa: E402
+from bench.corpora import add_corpus_options, measured_corpora  # noqa: E402
 from bench.http_load import Http  # noqa: E402
-from bench.search_corpus import CardGenerator, Vocabulary  # noqa: E402
+from bench.search_corpus import Vocabulary  # noqa: E402
 
 TARGETS = {("A2A JSON-RPC find-agents: 3 words", 10_000): (5.0, 15.0)}
 LAYER_TARGET = 1.0  # ms the A2A layer may add to the REST search, at the median
@@ -159,21 +158,12 @@ def measure(port: int, database: str, scale: int, vocab: Vocabulary, queries: in
     return [Row(database, scale, shape.name, latencies[shape.name], steal, pace) for shape in SHAPES]
 
 
-def run_scale(store: CorpusStore, scale: int, args: argparse.Namespace) -> list[Row]:
-    with serving_corpus(store, scale, args) as port:
-        return measure(port, store.label, scale, CardGenerator().vocab, args.queries)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_corpus_options(parser, "10000")
     parser.add_argument("--queries", type=int, default=300, help="timed requests per shape")
     args = parser.parse_args()
-    rows: list[Row] = []
-    with tempfile.TemporaryDirectory() as scratch:
-        for store in corpus_stores(args, Path(scratch)):
-            for scale in scales(args):
-                rows += run_scale(store, scale, args)
+    rows = measured_corpora(args, measure)
     print("\n" + HEADER)
     print("\n".join(row.line() for row in rows))
     print("\nthe A2A layer:")

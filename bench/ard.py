@@ -18,7 +18,6 @@ import argparse
 import dataclasses
 import random
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,9 +27,9 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import cpu_ticks, percentile, reference_loop_ms  # noqa: E402
-from bench.corpora import CorpusStore, add_corpus_options, corpus_stores, scales, serving_corpus  # noqa: E402
+from bench.corpora import add_corpus_options, measured_corpora  # noqa: E402
 from bench.http_load import Http  # noqa: E402
-from bench.search_corpus import CardGenerator, Vocabulary  # noqa: E402
+from bench.search_corpus import Vocabulary  # noqa: E402
 
 # The targets, (p50, p99) in ms, by (shape, agents).
 TARGETS = {
@@ -126,21 +125,12 @@ def measure(port: int, database: str, scale: int, vocab: Vocabulary, queries: in
     return [Row(database, scale, s.name, latencies[s.name], steal, pace) for s in kinds]
 
 
-def run_scale(store: CorpusStore, scale: int, args: argparse.Namespace) -> list[Row]:
-    with serving_corpus(store, scale, args) as port:
-        return measure(port, store.label, scale, CardGenerator().vocab, args.queries)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_corpus_options(parser, "10000,100000")
     parser.add_argument("--queries", type=int, default=200, help="timed requests per shape")
     args = parser.parse_args()
-    rows: list[Row] = []
-    with tempfile.TemporaryDirectory() as scratch:
-        for store in corpus_stores(args, Path(scratch)):
-            for scale in scales(args):
-                rows += run_scale(store, scale, args)
+    rows = measured_corpora(args, measure)
     print("\n" + HEADER)
     print("\n".join(row.line() for row in rows))
     print("\nstolen, loop ms: the machine's state (bench/common.py)")

@@ -16,15 +16,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import orjson
 
 from bench.common import ROOT, add_database_options, registry_server, reset_postgres, settle
 from bench.http_load import Http
-from bench.search_corpus import CardGenerator
+from bench.search_corpus import CardGenerator, Vocabulary
+
+Row = TypeVar("Row")
 
 
 def load(port: int, token: str, generator: CardGenerator, scale: int, batch: int, parallel: int) -> float:
@@ -218,3 +222,17 @@ def serving_corpus(
                 )
         print(f"  settled in {settle(url, timeout=600):.1f} s", flush=True)
         yield port
+
+
+def measured_corpora(
+    args: argparse.Namespace, measure: Callable[[int, str, int, Vocabulary, int], list[Row]]
+) -> list[Row]:
+    """`measure(port, database, scale, vocabulary, queries)` for every scale of every store the
+    options name, each served by its own registry; the rows in that order."""
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for store in corpus_stores(args, Path(scratch)):
+            for scale in scales(args):
+                with serving_corpus(store, scale, args) as port:
+                    rows += measure(port, store.label, scale, CardGenerator().vocab, args.queries)
+    return rows
