@@ -19,7 +19,6 @@ import argparse
 import dataclasses
 import random
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -29,8 +28,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import cpu_ticks, percentile, reference_loop_ms  # noqa: E402
-from bench.corpora import add_corpus_options, measured_corpora  # noqa: E402
+from bench.corpora import SHAPE_HEADER, ShapeRow, add_corpus_options, measured_corpora, timed_in_turn  # noqa: E402
 from bench.http_load import Http  # noqa: E402
 from bench.search_corpus import Vocabulary  # noqa: E402
 
@@ -74,40 +72,10 @@ SHAPES = [
     Shape("REST search: a tag", lambda words, tag: _rest(tag=tag)),
     Shape("A2A JSON-RPC find-agents: tag:…", lambda words, tag: _jsonrpc(f"tag:{tag}"), "REST search: a tag"),
 ]
+TWINS = {shape.name: shape.twin for shape in SHAPES}
 
 
-@dataclasses.dataclass
-class Row:
-    database: str
-    agents: int
-    shape: str
-    latencies: list[float]
-    stolen: float
-    loop_ms: float
-
-    @property
-    def p50(self) -> float:
-        return percentile(self.latencies, 50)
-
-    def line(self) -> str:
-        p50, p99 = self.p50, percentile(self.latencies, 99)
-        limits = TARGETS.get((self.shape, self.agents), (None, None))
-        wanted = " ".join(f"p{q}≤{v:g}" for q, v in zip((50, 99), limits) if v is not None) or "-"
-        met = "-" if wanted == "-" else "yes" if p50 <= (limits[0] or 1e9) and p99 <= (limits[1] or 1e9) else "NO"
-        rate = len(self.latencies) / (sum(self.latencies) / 1000)
-        return (
-            f"{self.database:<9} {self.agents:>8,} {self.shape:<38} {len(self.latencies):>7} {rate:>7.0f}"
-            f" {p50:>8.2f} {p99:>8.2f}  {wanted:<13} {met:<4} {self.stolen:>5.0f}% {self.loop_ms:>7.1f}"
-        )
-
-
-HEADER = (
-    f"{'database':<9} {'agents':>8} {'what':<38} {'how many':>7} {'rate/s':>7} {'p50 ms':>8} {'p99 ms':>8}"
-    f"  {'target':<13} {'met':<4} {'stolen':>6} {'loop ms':>7}"
-)
-
-
-def layer_lines(rows: list[Row]) -> list[str]:
+def layer_lines(rows: list[ShapeRow]) -> list[str]:
     """What each A2A shape adds to its REST twin at the median."""
     by_name = {(row.database, row.agents, row.shape): row for row in rows}
     lines = []
@@ -123,39 +91,32 @@ def layer_lines(rows: list[Row]) -> list[str]:
     return lines
 
 
-def _check(shape: Shape, status: int, raw: bytes) -> None:
+def _check(name: str, request: object, status: int, raw: bytes) -> None:
     answer = orjson.loads(raw) if status == 200 else None
-    if shape.twin is None:
+    if TWINS[name] is None:
         ok = isinstance(answer, dict) and isinstance(answer.get("items"), list)
     else:
         task = (answer or {}).get("result", answer or {}).get("task", {})
         ok = task.get("status", {}).get("state") == "TASK_STATE_COMPLETED"
     if not ok:
-        raise RuntimeError(f"{shape.name}: {status} {raw[:300]!r}")
+        raise RuntimeError(f"{name}: {status} {raw[:300]!r}")
 
 
-def measure(port: int, database: str, scale: int, vocab: Vocabulary, queries: int) -> list[Row]:
-    """Each shape `queries` times, the shapes taken in turn with the same words for a pair of twins;
-    timed from sending to the last byte, checked after the clock."""
+def measure(port: int, database: str, scale: int, vocab: Vocabulary, queries: int) -> list[ShapeRow]:
+    """Each shape `queries` times, the shapes taken in turn with the same words for a pair of twins
+    (`timed_in_turn`)."""
     http, content, tags = Http(port), vocab.content_words()[:1000], vocab.tags[:50]
     warm = random.Random("warm-up")
     for shape in SHAPES:
         for _ in range(WARM_UP):
             http.send(*shape.request(" ".join(warm.sample(content, 3)), warm.choice(tags)))
     asked = [(" ".join(rng.sample(content, 3)), rng.choice(tags)) for rng in map(random.Random, range(queries))]
-    latencies: dict[str, list[float]] = {shape.name: [] for shape in SHAPES}
-    ticks = cpu_ticks()
-    for words, tag in asked:
-        for shape in SHAPES:
-            method, path, body, headers = shape.request(words, tag)
-            t0 = time.perf_counter()
-            status, raw = http.send(method, path, body, headers)
-            latencies[shape.name].append((time.perf_counter() - t0) * 1000)
-            _check(shape, status, raw)
-    http.close()
-    total, stolen = (after - before for after, before in zip(cpu_ticks(), ticks))
-    steal, pace = 100 * stolen / total if total else float("nan"), reference_loop_ms()
-    return [Row(database, scale, shape.name, latencies[shape.name], steal, pace) for shape in SHAPES]
+    plans = {shape.name: [shape.request(words, tag) for words, tag in asked] for shape in SHAPES}
+    latencies, steal, pace = timed_in_turn(http, plans, _check)
+    return [
+        ShapeRow(database, scale, name, times, steal, pace, TARGETS.get((name, scale), (None, None)))
+        for name, times in latencies.items()
+    ]
 
 
 def main() -> None:
@@ -164,7 +125,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300, help="timed requests per shape")
     args = parser.parse_args()
     rows = measured_corpora(args, measure)
-    print("\n" + HEADER)
+    print("\n" + SHAPE_HEADER)
     print("\n".join(row.line() for row in rows))
     print("\nthe A2A layer:")
     print("\n".join(layer_lines(rows)))

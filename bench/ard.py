@@ -18,7 +18,6 @@ import argparse
 import dataclasses
 import random
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,8 +25,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import cpu_ticks, percentile, reference_loop_ms  # noqa: E402
-from bench.corpora import add_corpus_options, measured_corpora  # noqa: E402
+from bench.corpora import SHAPE_HEADER, Request, ShapeRow, add_corpus_options, measured_corpora, timed_in_turn  # noqa: E402
 from bench.http_load import Http  # noqa: E402
 from bench.search_corpus import Vocabulary  # noqa: E402
 
@@ -73,56 +71,26 @@ def shapes(vocab: Vocabulary) -> list[Shape]:
     ]
 
 
-@dataclasses.dataclass
-class Row:
-    database: str
-    agents: int
-    shape: str
-    latencies: list[float]
-    stolen: float
-    loop_ms: float
-
-    def line(self) -> str:
-        p50, p99 = percentile(self.latencies, 50), percentile(self.latencies, 99)
-        limits = TARGETS.get((self.shape, self.agents), (None, None))
-        wanted = " ".join(f"p{q}≤{v:g}" for q, v in zip((50, 99), limits) if v is not None) or "-"
-        met = "-" if wanted == "-" else "yes" if p50 <= (limits[0] or 1e9) and p99 <= (limits[1] or 1e9) else "NO"
-        rate = len(self.latencies) / (sum(self.latencies) / 1000)
-        return (
-            f"{self.database:<9} {self.agents:>8,} {self.shape:<38} {len(self.latencies):>7} {rate:>7.0f}"
-            f" {p50:>8.2f} {p99:>8.2f}  {wanted:<13} {met:<4} {self.stolen:>5.0f}% {self.loop_ms:>7.1f}"
-        )
-
-
-HEADER = (
-    f"{'database':<9} {'agents':>8} {'what':<38} {'how many':>7} {'rate/s':>7} {'p50 ms':>8} {'p99 ms':>8}"
-    f"  {'target':<13} {'met':<4} {'stolen':>6} {'loop ms':>7}"
-)
-
-
-def measure(port: int, database: str, scale: int, vocab: Vocabulary, queries: int) -> list[Row]:
-    """Each shape `queries` times, one request at a time, the shapes taken in turn (so a stretch
-    of noise falls on all alike); timed from sending to the last byte, checked after the clock."""
+def measure(port: int, database: str, scale: int, vocab: Vocabulary, queries: int) -> list[ShapeRow]:
+    """Each shape `queries` times, one request at a time, the shapes taken in turn
+    (`timed_in_turn`); an answer other than 200 stops the run."""
     http, kinds = Http(port), shapes(vocab)
     for shape in kinds:
         rng = random.Random(f"warm-up {shape.name}")
         for _ in range(WARM_UP):
             http.send(*shape.request(rng))
     plans = {s.name: [s.request(random.Random(f"{s.name} {scale} {i}")) for i in range(queries)] for s in kinds}
-    latencies: dict[str, list[float]] = {s.name: [] for s in kinds}
-    ticks = cpu_ticks()
-    for index in range(queries):
-        for shape in kinds:
-            method, path, body = plans[shape.name][index]
-            t0 = time.perf_counter()
-            status, raw = http.send(method, path, body)
-            latencies[shape.name].append((time.perf_counter() - t0) * 1000)
-            if status != 200:
-                raise RuntimeError(f"{method} {path} {body!r}: {status} {raw[:300]!r}")
-    http.close()
-    total, stolen = (after - before for after, before in zip(cpu_ticks(), ticks))
-    steal, pace = 100 * stolen / total if total else float("nan"), reference_loop_ms()
-    return [Row(database, scale, s.name, latencies[s.name], steal, pace) for s in kinds]
+
+    def check(name: str, request: Request, status: int, raw: bytes) -> None:
+        if status != 200:
+            method, path, body = request
+            raise RuntimeError(f"{method} {path} {body!r}: {status} {raw[:300]!r}")
+
+    latencies, steal, pace = timed_in_turn(http, plans, check)
+    return [
+        ShapeRow(database, scale, name, times, steal, pace, TARGETS.get((name, scale), (None, None)))
+        for name, times in latencies.items()
+    ]
 
 
 def main() -> None:
@@ -131,7 +99,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="timed requests per shape")
     args = parser.parse_args()
     rows = measured_corpora(args, measure)
-    print("\n" + HEADER)
+    print("\n" + SHAPE_HEADER)
     print("\n".join(row.line() for row in rows))
     print("\nstolen, loop ms: the machine's state (bench/common.py)")
     print(f"reproduce: python {' '.join(sys.argv)}")

@@ -8,23 +8,33 @@ created when missing. A database is reused when it holds the expected number of 
 marker of a complete load (on PostgreSQL the database's comment, on SQLite a `.corpus` file beside
 it) names this corpus (generator version, vocabulary) and the migrations it was loaded under: after
 a change of either it is loaded again, as with --reload. bench/search.py, bench/ard.py and
-bench/a2a.py share them.
+bench/a2a.py share them, and how they time requests over them (`timed_in_turn`, `ShapeRow`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import hashlib
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
-from bench.common import ROOT, add_database_options, registry_server, reset_postgres, settle
+from bench.common import (
+    ROOT,
+    add_database_options,
+    cpu_ticks,
+    percentile,
+    reference_loop_ms,
+    registry_server,
+    reset_postgres,
+    settle,
+)
 from bench.http_load import Http
 from bench.search_corpus import CardGenerator, Vocabulary
 
@@ -236,3 +246,62 @@ def measured_corpora(
                 with serving_corpus(store, scale, args) as port:
                     rows += measure(port, store.label, scale, CardGenerator().vocab, args.queries)
     return rows
+
+
+Request = tuple[Any, ...]  # the arguments of `Http.send`
+Check = Callable[[str, Request, int, bytes], None]  # (shape, request, status, body); raises when wrong
+
+
+def timed_in_turn(
+    http: Http, plans: Mapping[str, Sequence[Request]], check: Check
+) -> tuple[dict[str, list[float]], float, float]:
+    """Each shape's planned requests, one at a time through `http`, the shapes taken in turn so
+    that a stretch of noise from elsewhere on the machine falls on all alike; each timed from
+    sending to the answer's last byte and checked after the clock stops. (Milliseconds by shape,
+    the % of the machine's CPU the host took meanwhile, the machine's pace after: `reference_loop_ms`.)"""
+    latencies: dict[str, list[float]] = {name: [] for name in plans}
+    rounds = min((len(requests) for requests in plans.values()), default=0)
+    ticks = cpu_ticks()
+    for index in range(rounds):
+        for name, requests in plans.items():
+            t0 = time.perf_counter()
+            status, raw = http.send(*requests[index])
+            latencies[name].append((time.perf_counter() - t0) * 1000)
+            check(name, requests[index], status, raw)
+    http.close()
+    total, stolen = (after - before for after, before in zip(cpu_ticks(), ticks))
+    return latencies, 100 * stolen / total if total else float("nan"), reference_loop_ms()
+
+
+@dataclasses.dataclass
+class ShapeRow:
+    """One request shape's times on one corpus, beside its target, (p50, p99) in ms."""
+
+    database: str
+    agents: int
+    shape: str
+    latencies: list[float]
+    stolen: float  # % of the machine's CPU the host took while the block of rows was measured
+    loop_ms: float  # the machine's pace after the block (`reference_loop_ms`)
+    target: tuple[float | None, float | None] = (None, None)
+
+    @property
+    def p50(self) -> float:
+        return percentile(self.latencies, 50)
+
+    def line(self) -> str:
+        p50, p99 = self.p50, percentile(self.latencies, 99)
+        limits = self.target
+        wanted = " ".join(f"p{q}≤{v:g}" for q, v in zip((50, 99), limits) if v is not None) or "-"
+        met = "-" if wanted == "-" else "yes" if p50 <= (limits[0] or 1e9) and p99 <= (limits[1] or 1e9) else "NO"
+        rate = len(self.latencies) / (sum(self.latencies) / 1000)
+        return (
+            f"{self.database:<9} {self.agents:>8,} {self.shape:<38} {len(self.latencies):>7} {rate:>7.0f}"
+            f" {p50:>8.2f} {p99:>8.2f}  {wanted:<13} {met:<4} {self.stolen:>5.0f}% {self.loop_ms:>7.1f}"
+        )
+
+
+SHAPE_HEADER = (
+    f"{'database':<9} {'agents':>8} {'what':<38} {'how many':>7} {'rate/s':>7} {'p50 ms':>8} {'p99 ms':>8}"
+    f"  {'target':<13} {'met':<4} {'stolen':>6} {'loop ms':>7}"
+)

@@ -26,8 +26,16 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import cpu_ticks, percentile, reference_loop_ms  # noqa: E402
-from bench.corpora import CorpusStore, add_corpus_options, corpus_stores, scales, serving_corpus  # noqa: E402
+from bench.common import percentile  # noqa: E402
+from bench.corpora import (  # noqa: E402
+    CorpusStore,
+    Request,
+    add_corpus_options,
+    corpus_stores,
+    scales,
+    serving_corpus,
+    timed_in_turn,
+)
 from bench.http_load import Http  # noqa: E402
 from bench.search_corpus import LEFT_TAG, RIGHT_TAG, CardGenerator, Vocabulary  # noqa: E402
 
@@ -136,24 +144,18 @@ def measure(port: int, database: str, scale: int, vocab: Vocabulary, queries: in
         rng, until = random.Random(f"build {scale}"), time.monotonic() + INDEX_BUILD[1]
         while time.monotonic() < until:
             http.request("GET", rng.choice(kinds).path(rng))
-    plans = {s.name: [s.path(random.Random(f"{s.name} {scale} {i}")) for i in range(queries)] for s in kinds}
-    latencies: dict[str, list[float]] = {s.name: [] for s in kinds}
+    plans = {s.name: [("GET", s.path(random.Random(f"{s.name} {scale} {i}"))) for i in range(queries)] for s in kinds}
     found = dict.fromkeys(plans, 0)
-    ticks = cpu_ticks()
-    for index in range(queries):
-        for shape in kinds:
-            path = plans[shape.name][index]
-            t0 = time.perf_counter()
-            status, raw = http.send("GET", path)
-            latencies[shape.name].append((time.perf_counter() - t0) * 1000)
-            items = orjson.loads(raw).get("items") if status == 200 else None
-            if not isinstance(items, list):
-                raise RuntimeError(f"GET {path}: {status} {raw[:300]!r}")
-            found[shape.name] += bool(items)
-    http.close()
-    total, stolen = (after - before for after, before in zip(cpu_ticks(), ticks))
-    steal, pace = 100 * stolen / total if total else float("nan"), reference_loop_ms()
-    return [Row(database, scale, s, latencies[s.name], plans[s.name], found[s.name], steal, pace) for s in kinds]
+
+    def check(name: str, request: Request, status: int, raw: bytes) -> None:
+        items = orjson.loads(raw).get("items") if status == 200 else None
+        if not isinstance(items, list):
+            raise RuntimeError(f"GET {request[1]}: {status} {raw[:300]!r}")
+        found[name] += bool(items)
+
+    latencies, steal, pace = timed_in_turn(http, plans, check)
+    paths = {name: [path for _, path in requests] for name, requests in plans.items()}
+    return [Row(database, scale, s, latencies[s.name], paths[s.name], found[s.name], steal, pace) for s in kinds]
 
 
 def run_scale(store: CorpusStore, scale: int, args: argparse.Namespace, loads: list[str]) -> list[Row]:

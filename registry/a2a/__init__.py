@@ -7,12 +7,12 @@ domains' faces: the search, validation and trust answers are the REST API's own.
 from sqlalchemy import Engine
 
 from registry.a2a.agent import RegistryAgent, Skill
-from registry.a2a.api import A2A_JSON, JSONRPC_PATH, REST_PATH, bp
+from registry.a2a.api import JSONRPC_PATH, REST_PATH, bp
 from registry.a2a.find_agents import FindAgents
 from registry.a2a.messages import INPUT_MODES, OUTPUT_MODES
 from registry.a2a.models import A2ATask
 from registry.a2a.register_agent import RegisterAgent
-from registry.a2a.skills import FIND_AGENTS, REGISTER_AGENT, SKILLS, TOKEN_SCHEME, VERIFY_CARD, WRITE_SCOPE, SkillCard
+from registry.a2a.skills import FIND_AGENTS, REGISTER_AGENT, SKILLS, TOKEN_SCHEME, VERIFY_CARD, WRITE_SCOPE
 from registry.a2a.tasks import TaskStore
 from registry.a2a.verify_card import VerifyCard
 from registry.catalog import CardFetcher, CatalogSearch, CatalogService
@@ -40,7 +40,6 @@ def registry_agent(
 
 
 __all__ = [
-    "A2A_JSON",
     "INPUT_MODES",
     "JSONRPC_PATH",
     "OUTPUT_MODES",
@@ -50,7 +49,6 @@ __all__ = [
     "WRITE_SCOPE",
     "A2ATask",
     "RegistryAgent",
-    "SkillCard",
     "TaskStore",
     "bp",
     "registry_agent",

@@ -11,8 +11,9 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from registry import jsontext
 from registry.a2a import jsonrpc, rest
+from registry.a2a.agent import RegistryAgent
 from registry.a2a.errors import A2AError, InvalidRequest, PayloadTooLarge, Unauthenticated, from_exception
-from registry.auth import Actor
+from registry.auth import Actor, bearer_actor
 from registry.errors import Unauthorized
 
 JSONRPC_PATH, REST_PATH = "/a2a/jsonrpc", "/a2a/rest"
@@ -23,8 +24,9 @@ METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 bp = Blueprint("a2a", __name__)
 
 
-def _agent() -> Any:
-    return current_app.extensions["agentdex"].a2a
+def _agent() -> RegistryAgent:
+    agent: RegistryAgent = current_app.extensions["agentdex"].a2a
+    return agent
 
 
 def _version() -> str | None:
@@ -34,17 +36,12 @@ def _version() -> str | None:
 
 def _caller() -> Actor | None:
     """The caller behind the bearer token, None without one. Raises Unauthenticated."""
-    header = request.headers.get("Authorization")
-    if header is None:
+    if "Authorization" not in request.headers:
         return None
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthenticated("send the token as Authorization: Bearer <token>")
     try:
-        actor: Actor = current_app.extensions["agentdex"].tokens.authenticate(token.strip())
+        return bearer_actor()
     except Unauthorized as error:
         raise Unauthenticated(error.message) from None
-    return actor
 
 
 def _body() -> bytes:

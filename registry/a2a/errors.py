@@ -6,7 +6,8 @@ reason back to the same error type."""
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, NoReturn
 
 from registry.errors import BadRequest
 from registry.errors import InvalidRequest as RegistryInvalidRequest
@@ -118,6 +119,16 @@ class Unauthenticated(A2AError):
 class PayloadTooLarge(InvalidRequest):
     http_status = 413
     default_message = "Payload too large"
+
+
+def refusing(kind: type[A2AError], message: str) -> Callable[..., NoReturn]:
+    """An operation the agent does not offer, for either binding's table: it raises a new `kind`
+    each call (raising one shared instance would grow its traceback with every request)."""
+
+    def refuse(*args: Any) -> NoReturn:
+        raise kind(message)
+
+    return refuse
 
 
 def from_exception(error: Exception) -> A2AError:

@@ -24,6 +24,7 @@ from registry.a2a.errors import (
     UnsupportedOperation,
     VersionNotSupported,
     from_exception,
+    refusing,
 )
 from registry.a2a.messages import history_length, read_send_request
 from registry.a2a.models import MAX_ID
@@ -35,8 +36,10 @@ V1, V03 = "1.0", "0.3"
 Caller = Callable[[], Actor | None]  # raises Unauthenticated for a token that is not valid
 Handler = Callable[[RegistryAgent, Any, Actor | None], Any]
 
-STREAMING_OFF = "streaming is off (capabilities.streaming is false): use SendMessage"
-NO_EXTENDED_CARD = "there is no extended card (capabilities.extendedAgentCard is false)"
+# What neither binding offers (the card says so), as entries of their tables.
+NO_PUSH = refusing(PushNotificationNotSupported, "this agent sends no push notifications")
+NO_STREAMING = refusing(UnsupportedOperation, "streaming is off (capabilities.streaming is false): use SendMessage")
+NO_EXTENDED_CARD = refusing(UnsupportedOperation, "there is no extended card (capabilities.extendedAgentCard is false)")
 
 
 def generation(version: str | None) -> str:
@@ -57,13 +60,6 @@ def _task_id(params: Any) -> str:
     return task_id
 
 
-def _refuse(error: A2AError) -> Handler:
-    def handler(agent: RegistryAgent, params: Any, caller: Actor | None) -> Any:
-        raise error
-
-    return handler
-
-
 def _send(agent: RegistryAgent, params: Any, caller: Actor | None) -> Any:
     return {"task": agent.send_message(read_send_request(params), caller)}
 
@@ -80,29 +76,28 @@ def _send_03(agent: RegistryAgent, params: Any, caller: Actor | None) -> Any:
     return task_to_03(agent.send_message(read_send_request(send_params_from_03(params)), caller))
 
 
-NO_PUSH = _refuse(PushNotificationNotSupported("this agent sends no push notifications"))
 METHODS: dict[str, tuple[str, Handler]] = {
     "SendMessage": (V1, _send),
     "GetTask": (V1, _get),
     "CancelTask": (V1, _cancel),
-    "SendStreamingMessage": (V1, _refuse(UnsupportedOperation(STREAMING_OFF))),
-    "SubscribeToTask": (V1, _refuse(UnsupportedOperation(STREAMING_OFF))),
-    "ListTasks": (V1, _refuse(UnsupportedOperation("this agent lists no tasks: read one with GetTask"))),
+    "SendStreamingMessage": (V1, NO_STREAMING),
+    "SubscribeToTask": (V1, NO_STREAMING),
+    "ListTasks": (V1, refusing(UnsupportedOperation, "this agent lists no tasks: read one with GetTask")),
     "CreateTaskPushNotificationConfig": (V1, NO_PUSH),
     "GetTaskPushNotificationConfig": (V1, NO_PUSH),
     "ListTaskPushNotificationConfigs": (V1, NO_PUSH),
     "DeleteTaskPushNotificationConfig": (V1, NO_PUSH),
-    "GetExtendedAgentCard": (V1, _refuse(UnsupportedOperation(NO_EXTENDED_CARD))),
+    "GetExtendedAgentCard": (V1, NO_EXTENDED_CARD),
     "message/send": (V03, _send_03),
     "tasks/get": (V03, lambda agent, params, caller: task_to_03(_get(agent, params, caller))),
     "tasks/cancel": (V03, lambda agent, params, caller: task_to_03(_cancel(agent, params, caller))),
-    "message/stream": (V03, _refuse(UnsupportedOperation(STREAMING_OFF))),
-    "tasks/resubscribe": (V03, _refuse(UnsupportedOperation(STREAMING_OFF))),
+    "message/stream": (V03, NO_STREAMING),
+    "tasks/resubscribe": (V03, NO_STREAMING),
     "tasks/pushNotificationConfig/set": (V03, NO_PUSH),
     "tasks/pushNotificationConfig/get": (V03, NO_PUSH),
     "tasks/pushNotificationConfig/list": (V03, NO_PUSH),
     "tasks/pushNotificationConfig/delete": (V03, NO_PUSH),
-    "agent/getAuthenticatedExtendedCard": (V03, _refuse(UnsupportedOperation(NO_EXTENDED_CARD))),
+    "agent/getAuthenticatedExtendedCard": (V03, NO_EXTENDED_CARD),
 }
 
 

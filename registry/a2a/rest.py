@@ -16,12 +16,12 @@ from registry.a2a.errors import (
     InvalidParams,
     MethodNotFound,
     ParseError,
-    PushNotificationNotSupported,
     UnsupportedOperation,
     VersionNotSupported,
     from_exception,
+    refusing,
 )
-from registry.a2a.jsonrpc import NO_EXTENDED_CARD, STREAMING_OFF, V1, Caller, generation
+from registry.a2a.jsonrpc import NO_EXTENDED_CARD, NO_PUSH, NO_STREAMING, V1, Caller, generation
 from registry.a2a.messages import history_length, read_send_request
 from registry.a2a.models import MAX_ID
 from registry.auth import Actor
@@ -88,15 +88,6 @@ def _cancel(agent: RegistryAgent, request: RestRequest, task_id: str, caller: Ac
     return agent.cancel_task(task_id, caller)
 
 
-def _refuse(error: A2AError) -> Operation:
-    def operation(agent: RegistryAgent, request: RestRequest, task_id: str, caller: Actor | None) -> dict[str, Any]:
-        raise error
-
-    return operation
-
-
-NO_PUSH = _refuse(PushNotificationNotSupported("this agent sends no push notifications"))
-NO_STREAMING = _refuse(UnsupportedOperation(STREAMING_OFF))
 # (path shape, HTTP method) → operation; `{id}` is a task id.
 ROUTES: dict[tuple[str, str], Operation] = {
     ("/message:send", "POST"): _send,
@@ -105,12 +96,12 @@ ROUTES: dict[tuple[str, str], Operation] = {
     ("/tasks/{id}:cancel", "POST"): _cancel,
     ("/tasks/{id}:subscribe", "GET"): NO_STREAMING,
     ("/tasks/{id}:subscribe", "POST"): NO_STREAMING,
-    ("/tasks", "GET"): _refuse(UnsupportedOperation("this agent lists no tasks: read one with GET /tasks/{id}")),
+    ("/tasks", "GET"): refusing(UnsupportedOperation, "this agent lists no tasks: read one with GET /tasks/{id}"),
     ("/tasks/{id}/pushNotificationConfigs", "GET"): NO_PUSH,
     ("/tasks/{id}/pushNotificationConfigs", "POST"): NO_PUSH,
     ("/tasks/{id}/pushNotificationConfigs/{config}", "GET"): NO_PUSH,
     ("/tasks/{id}/pushNotificationConfigs/{config}", "DELETE"): NO_PUSH,
-    ("/extendedAgentCard", "GET"): _refuse(UnsupportedOperation(NO_EXTENDED_CARD)),
+    ("/extendedAgentCard", "GET"): NO_EXTENDED_CARD,
 }
 
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
-from sqlalchemy import Engine, TableClause, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, Engine, TableClause, bindparam, delete, insert, select, update
 
 from registry import jsontext
 from registry.a2a.models import A2ATask
@@ -79,7 +79,7 @@ class TaskStore:
     def prune(self) -> int:
         """Remove expired tasks; how many."""
         with self._writer.hold(), self._engine.begin() as conn:
-            return int(conn.execute(delete(TASKS).where(TASKS.c.expires_at <= self._clock())).rowcount)
+            return self._delete_expired(conn)
 
     def _row(self, task: dict[str, Any], principal_id: int | None) -> dict[str, Any]:
         now = self._clock()
@@ -98,4 +98,7 @@ class TaskStore:
             conn.execute(insert(TASKS), rows)
             if self._monotonic() >= self._next_prune:
                 self._next_prune = self._monotonic() + PRUNE_EVERY
-                conn.execute(delete(TASKS).where(TASKS.c.expires_at <= self._clock()))
+                self._delete_expired(conn)
+
+    def _delete_expired(self, conn: Connection) -> int:
+        return int(conn.execute(delete(TASKS).where(TASKS.c.expires_at <= self._clock())).rowcount)

@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from registry import errors, jsontext
 from registry.catalog import AgentTimeout, CardFetchError, CardTooLarge
+from registry.discovery import ARD_PATH, MANIFEST_PATHS
 from registry.outbound import OutboundError, OutboundRefused
 from registry.trust import RegistryKeyUnavailable, SignatureRequired
 
@@ -62,7 +63,7 @@ def register_error_handlers(app: Flask) -> None:
 
 # The ARD API and manifest (registry.discovery) answer errors in ARD's envelope (ARD v0.91 §5.3,
 # the OpenAPI `Error`): `{"errorCode", "message"}`, with ARD's codes for the same HTTP statuses.
-ARD_PATHS = ("/ard/", "/.well-known/ard.json", "/.well-known/ai-catalog.json")
+ARD_PATHS = (ARD_PATH + "/", *MANIFEST_PATHS)
 ARD_CODES = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",

@@ -8,9 +8,20 @@ from typing import Any, TypeVar
 
 from flask import current_app, g, request
 
+from registry.auth.tokens import Actor
 from registry.errors import Forbidden, Unauthorized
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def bearer_actor() -> Actor:
+    """The caller behind this request's bearer token. Raises Unauthorized for a missing, malformed
+    or refused token."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("this call needs Authorization: Bearer <token>")
+    actor: Actor = current_app.extensions["agentdex"].tokens.authenticate(token.strip())
+    return actor
 
 
 def requires(scope: str) -> Callable[[F], F]:
@@ -19,11 +30,7 @@ def requires(scope: str) -> Callable[[F], F]:
     def decorate(view: F) -> F:
         @functools.wraps(view)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            header = request.headers.get("Authorization", "")
-            scheme, _, token = header.partition(" ")
-            if scheme.lower() != "bearer" or not token.strip():
-                raise Unauthorized("this call needs Authorization: Bearer <token>")
-            actor = current_app.extensions["agentdex"].tokens.authenticate(token.strip())
+            actor = bearer_actor()
             if not actor.can(scope):
                 raise Forbidden(f"the token lacks the {scope!r} scope")
             g.actor = actor

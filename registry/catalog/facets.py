@@ -107,15 +107,16 @@ class FacetCounter:
         if _defaults_only(filters):
             facets.update(self._catalog_facets(filters, missing, limit, min_count))
         else:
-            counts = self._match_counts(filters, missing)
+            counts = self._match_counts(filters, [row.pk for row in found], missing)
             facets.update((kind, facet_of(counts[kind], limit, min_count)) for kind in missing)
         for kind in missing:
             self._kept.put(keys[kind], marker, facets[kind])
         return {kind: facets[kind] for kind in keys}
 
-    def _match_counts(self, filters: SearchFilters, kinds: Sequence[str]) -> Counts:
-        found = self._store.search(filters, 0, EVERY_MATCH, ("pk",))
-        return self._store.counts_among([row.pk for row in found], kinds)
+    def _match_counts(self, filters: SearchFilters, first: list[int], kinds: Sequence[str]) -> Counts:
+        """The counts of every match, `first` those already found: the search goes on after them."""
+        rest = self._store.search(filters, first[-1], EVERY_MATCH, ("pk",))
+        return self._store.counts_among([*first, *(row.pk for row in rest)], kinds)
 
     def _catalog_facets(
         self, filters: SearchFilters, kinds: Sequence[str], limit: int, min_count: int

@@ -129,16 +129,9 @@ class SearchStatements:
         self._listed_columns = listed_columns
         self._shapes: dict[tuple[_Shape, tuple[str, ...]], Select[Any]] = {}
 
-    def page(
-        self, filters: SearchFilters, counts: dict[tuple[str, str], int], columns: Sequence[str] | None = None
-    ) -> tuple[Select[Any], dict[str, Any]]:
-        """The page statement and its parameters (all but `after` and `limit`), given how many
-        agents hold each term of the filters; it lists `columns` of agents (default: the listed ones)."""
-        shape, params = self.plan(filters, counts)
-        return self.statement(shape, columns), params
-
     def plan(self, filters: SearchFilters, counts: dict[tuple[str, str], int]) -> tuple[_Shape, dict[str, Any]]:
-        """The statement's shape (which index drives it, which filters probe) and its parameters."""
+        """The statement's shape (which index drives it, which filters probe) and its parameters
+        (all but `after` and `limit`), given how many agents hold each term of the filters."""
         ordered = sorted((counts[term], term) for term in filters.terms)
         groups = filters.groups()
         driving = self._driving_group(filters, groups, ordered, counts)

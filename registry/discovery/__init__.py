@@ -3,19 +3,17 @@ the crawling of other domains' manifests. Uses the catalog and trust through the
 
 from registry.discovery.crawl.models import ManifestListing, ManifestSource
 from registry.discovery.crawl.wiring import ManifestCrawling, manifest_crawling
-from registry.discovery.entries import A2A_CARD, CATALOG, REGISTRY, agent_entry, agent_identifier, publisher_of
+from registry.discovery.entries import agent_identifier
 from registry.discovery.errors import ArdError, ManifestError
-from registry.discovery.links import ARD_PATH, ard_base, public_url
+from registry.discovery.links import ARD_PATH, MANIFEST_PATHS
 from registry.discovery.publish.cache import ListingWatch, NoListing, PageCache
 from registry.discovery.publish.manifest import ManifestPublisher
 from registry.discovery.publish.signing import SignedHost, UnsignedHost
 from registry.discovery.search.federation import Federation
 
 __all__ = [
-    "A2A_CARD",
     "ARD_PATH",
-    "CATALOG",
-    "REGISTRY",
+    "MANIFEST_PATHS",
     "ArdError",
     "Federation",
     "ManifestError",
@@ -28,10 +26,6 @@ __all__ = [
     "ManifestCrawling",
     "ManifestListing",
     "ManifestSource",
-    "agent_entry",
     "agent_identifier",
     "manifest_crawling",
-    "ard_base",
-    "public_url",
-    "publisher_of",
 ]

@@ -50,12 +50,22 @@ def agent_identifier(card_url: str) -> str:
             path = path[: -len(suffix)]
     rest = path.removeprefix("/")
     segments = rest.split("/") if rest else []
-    name = ":".join(_UNSAFE.sub("-", segment.lower()).strip("-") or "-" for segment in segments) or "agent"
+    name = ":".join(urn_segment(segment) or "-" for segment in segments) or "agent"
     if parts.port or parts.query or parts.fragment or not _READABLE.fullmatch(rest):
         # The name does not say the path exactly (case, an empty segment, a port…): a hash of the
         # whole URL keeps two such agents apart.
-        name = f"{name[:180]}-{hashlib.sha256(card_url.encode('utf-8')).hexdigest()[:10]}"
+        name = f"{name[:180]}-{url_digest(card_url)}"
     return f"urn:air:{publisher}:a2a:{name[:200]}"
+
+
+def urn_segment(text: str) -> str:
+    """`text` lower-cased as a URN name segment holds it: other characters runs of `-`, none at the ends."""
+    return _UNSAFE.sub("-", text.lower()).strip("-")
+
+
+def url_digest(url: str) -> str:
+    """A short hash of a URL, for a URN name that does not tell two URLs apart by itself."""
+    return hashlib.sha256(url.encode("utf-8")).hexdigest()[:10]
 
 
 def representative_queries(profile: dict[str, Any]) -> list[str]:

@@ -8,6 +8,8 @@ from flask import request
 from registry.settings import Settings
 
 ARD_PATH = "/ard"
+# ARD v0.91 §5.1: the manifest, and the v0.9 path consumers still read.
+MANIFEST_PATHS = ("/.well-known/ard.json", "/.well-known/ai-catalog.json")
 
 
 def public_url(settings: Settings) -> str:

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from tests.support.cards import make_card
+from tests.support.js_sdk import PEER as JS_PEER
 
 INTEROP = Path(__file__).resolve().parents[1] / "interop"
-JS_PEER = INTEROP / "js"
 V03_PEER = INTEROP / "a2a03"
 V03_PYTHON = V03_PEER / ".venv" / "bin" / "python"
 

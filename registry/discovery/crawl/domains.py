@@ -29,7 +29,7 @@ from registry.catalog import CatalogService, canonical_card_url
 from registry.db.types import utcnow
 from registry.discovery.crawl.apply import ManifestCrawl
 from registry.discovery.crawl.fetch import DocumentFetcher, ManifestError
-from registry.discovery.crawl.job import clipped
+from registry.discovery.crawl.job import WRITE_SCOPES, clipped
 from registry.discovery.crawl.listings import ListingStore, SourceState
 from registry.discovery.crawl.locate import WELL_KNOWN, Located, ManifestLocator
 from registry.discovery.crawl.report import CrawlReport
@@ -192,4 +192,4 @@ def _crawling_as(actor: Actor, domain: str, source: SourceState | None) -> Actor
             f"the ARD manifest of {domain} is registered by someone else, and re-crawled on schedule; "
             "to register the domain's own agent, give its card URL"
         )
-    return Actor(source.owner_id, "", frozenset({"agents:write"}))
+    return Actor(source.owner_id, "", WRITE_SCOPES)

@@ -7,12 +7,9 @@ catalog's `CardFetcher`, with a larger size cap), conditionally when validators 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-from collections.abc import Callable
 from typing import Any
 
 from registry.catalog import AgentTimeout, CardFetcher, CardFetchError, CardTooLarge, FetchedCard, NotModified
-from registry.db.types import utcnow
 from registry.discovery.errors import ManifestError
 from registry.outbound import OutboundError, OutboundRefused, OutboundResponse, SafeHttpClient
 
@@ -58,21 +55,14 @@ class CatalogDocument:
     etag: str | None = None
     last_modified: str | None = None
     max_age: int | None = None
-    fetched_at: dt.datetime = dataclasses.field(default_factory=utcnow)
 
 
 class DocumentFetcher:
     """Fetches catalog documents and pages through the safe outbound client."""
 
-    def __init__(
-        self,
-        client: SafeHttpClient,
-        *,
-        max_bytes: int = MANIFEST_MAX_BYTES,
-        clock: Callable[[], dt.datetime] = utcnow,
-    ) -> None:
+    def __init__(self, client: SafeHttpClient, *, max_bytes: int = MANIFEST_MAX_BYTES) -> None:
         self._client = client
-        self._json = CardFetcher(client, max_card_bytes=max_bytes, clock=clock)
+        self._json = CardFetcher(client, max_card_bytes=max_bytes)
 
     def catalog(self, url: str) -> CatalogDocument:
         """The catalog at `url`. Raises ManifestAbsent, ManifestUnavailable, ManifestRefused."""
@@ -109,9 +99,7 @@ def _catalog_document(answer: FetchedCard) -> CatalogDocument:
         raise ManifestAbsent(
             f"{answer.card_url} is JSON but not a catalog (no `entries` array)", {"url": answer.card_url}
         )
-    return CatalogDocument(
-        answer.card_url, document, answer.etag, answer.last_modified, answer.max_age, answer.fetched_at
-    )
+    return CatalogDocument(answer.card_url, document, answer.etag, answer.last_modified, answer.max_age)
 
 
 def _unavailable_or_absent(url: str, error: CardFetchError) -> ManifestError:

@@ -31,11 +31,9 @@ from registry.discovery.crawl.fetch import (
     CatalogDocument,
     DocumentFetcher,
     ManifestAbsent,
-    ManifestError,
 )
 from registry.discovery.crawl.locate import ManifestLocator
 from registry.discovery.crawl.models import ManifestSource
-from registry.discovery.crawl.report import CrawlReport
 from registry.discovery.crawl.walk import ManifestWalker, Walk
 from registry.errors import RegistryError
 from registry.jobs import CrawlPolicy, LeaseColumns
@@ -67,11 +65,10 @@ class DueManifest:
 
 @dataclasses.dataclass(frozen=True)
 class RecrawlOutcome:
-    """`report` when the manifest was read (or found gone); `root` when it was fetched anew; an
-    unchanged manifest (304) has neither; `error` when it could not be read."""
+    """`root` when the manifest was fetched anew (an unchanged one, 304, has none); `error` when it
+    could not be read, or was found gone."""
 
     item: DueManifest
-    report: CrawlReport | None = None
     root: CatalogDocument | None = None
     via: str | None = None
     documents: int = 1
@@ -132,9 +129,7 @@ class ManifestRecrawl:
             return RecrawlOutcome(item, error="the principal that registered this domain no longer exists")
         try:
             return self._crawl_manifest(item, item.owner)
-        except ManifestError as error:
-            return RecrawlOutcome(item, error=f"{type(error).__name__}: {error}"[:500])
-        except RegistryError as error:  # the catalog refused a write the crawl needed
+        except RegistryError as error:  # a ManifestError, or the catalog refused a write the crawl needed
             return RecrawlOutcome(item, error=f"{type(error).__name__}: {error}"[:500])
 
     def record(self, owner: str, outcomes: Sequence[RecrawlOutcome]) -> int:
@@ -164,27 +159,24 @@ class ManifestRecrawl:
         if root is None:
             return RecrawlOutcome(item, documents=item.documents)  # 304: the manifest did not change
         walk = self._walker.walk(root)
-        report = self._crawl.apply(item.pk, walk, via, actor)
-        return RecrawlOutcome(item, report, root, via, walk.documents)
+        self._crawl.apply(item.pk, walk, via, actor)
+        return RecrawlOutcome(item, root, via, walk.documents)
 
     def _gone(self, item: DueManifest, actor: Actor) -> RecrawlOutcome:
         """The domain publishes no manifest any more: nothing is listed."""
-        walk = Walk(CatalogDocument(item.manifest_url, {"entries": []}, fetched_at=self._clock()))
+        walk = Walk(CatalogDocument(item.manifest_url, {"entries": []}))
         reason = f"{DELISTED}: {item.domain} publishes no ARD manifest any more (it was {item.manifest_url})"
-        report = self._crawl.apply(item.pk, walk, item.found_via, actor, reason=reason)
-        return RecrawlOutcome(item, report, error=f"no manifest found at {item.domain} any more")
+        self._crawl.apply(item.pk, walk, item.found_via, actor, reason=reason)
+        return RecrawlOutcome(item, error=f"no manifest found at {item.domain} any more")
 
     def _scheduled(self, outcome: RecrawlOutcome, now: dt.datetime) -> dict[str, Any]:
         item, root = outcome.item, outcome.root
         failed = outcome.error is not None
         failures = item.failures + 1 if failed else 0
-        if failed:
-            next_at = self._schedule.next_at(now, self._schedule.backoff(failures), self._rng)
-        else:
-            next_at = self._schedule.next_at(now, self._schedule.delay(root.max_age if root else None), self._rng)
+        delay = self._schedule.backoff(failures) if failed else self._schedule.delay(root.max_age if root else None)
         return {
             "b_pk": item.pk,
-            "next_crawl_at": next_at,
+            "next_crawl_at": self._schedule.next_at(now, delay, self._rng),
             "crawled_at": now,
             "crawl_failures": failures,
             "crawl_error": outcome.error,

@@ -40,7 +40,7 @@ def manifest_crawling(
     clock: Callable[[], dt.datetime] = utcnow,
 ) -> ManifestCrawling:
     """`catalog` registers and changes the agents (its own clock dates them); `clock` is the crawl's."""
-    documents = DocumentFetcher(http, clock=clock)
+    documents = DocumentFetcher(http)
     locator = ManifestLocator(documents)
     # A crawl waits a quarter of a lease at most for its catalogs, and as long for its cards: the
     # domain's lease outlives the crawl, so no other worker takes it meanwhile.

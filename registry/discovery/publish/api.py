@@ -11,7 +11,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, request
 
 from registry.discovery.errors import CatalogPageNotFound
-from registry.discovery.links import public_url
+from registry.discovery.links import MANIFEST_PATHS, public_url
 from registry.discovery.publish.manifest import CATALOG_PATH, ManifestDocument
 from registry.settings import Settings
 
@@ -26,8 +26,8 @@ def _services() -> Any:
     return current_app.extensions["agentdex"]
 
 
-@bp.get("/.well-known/ard.json")
-@bp.get("/.well-known/ai-catalog.json")
+@bp.get(MANIFEST_PATHS[0])
+@bp.get(MANIFEST_PATHS[1])
 def manifest() -> Response:
     services = _services()
     return _served(services.manifest.top(public_url(services.settings)), services.settings)

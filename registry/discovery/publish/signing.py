@@ -15,11 +15,10 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
-from registry.trust import RegistryKeys
+from registry.trust import JWKS_PATH, RegistryKeys
 from signing import SigningKey, jcs
 from signing.jws import b64url_encode, build_protected_header, encode_protected_header, sign_detached
 
-JWKS_PATH = "/.well-known/jwks.json"
 DISPLAY_NAME = "Agentdex"
 _KEPT_BASES = 16  # signed trust manifests kept, by public base URL (one, unless hosts vary)
 

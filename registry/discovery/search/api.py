@@ -20,7 +20,7 @@ from registry.discovery.search.federation import Inbound, UpstreamFailure
 from registry.discovery.search.filter_syntax import check_order, parse_filter
 from registry.discovery.search.index import AgentIndex
 from registry.discovery.search.paging import Place, decode_token, encode_token, fingerprint
-from registry.discovery.search.ranked import MAX_PAGE_SIZE, ArdSearch, read_search
+from registry.discovery.search.ranked import ArdSearch, page_size, read_search
 from registry.discovery.search.request import InvalidArgument, refuse_members
 from registry.request_input import json_object
 
@@ -83,11 +83,8 @@ def list_agents() -> Response:
 
 
 def _list_size(raw: str | None) -> int:
-    if raw is None:
-        return DEFAULT_LIST_SIZE
-    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
-        raise InvalidArgument(f"pageSize must be a whole number from 1 (at most {MAX_PAGE_SIZE} are served)")
-    return min(int(raw), MAX_PAGE_SIZE)
+    """The search body's `pageSize` rule, read from the query string (text that is no whole number is refused)."""
+    return page_size(int(raw) if raw is not None and raw.isascii() and raw.isdigit() else raw, DEFAULT_LIST_SIZE)
 
 
 def failures_header(failures: list[UpstreamFailure]) -> str:

@@ -152,8 +152,7 @@ class AgentIndex:
             return 0
         if selection.checks_rows:
             return None
-        health = self._catalog_facets(selection.agent_query(), ["health"], len(HEALTH_STATES), 1)["health"]
-        return sum(count for _, count in health.buckets) + health.other_count
+        return _agents_in(self._catalog_facets(selection.agent_query(), ["health"], len(HEALTH_STATES), 1)["health"])
 
     def _entry(self, row: Any) -> dict[str, Any]:
         return agent_entry(row, self._public_url)
@@ -168,8 +167,7 @@ class AgentIndex:
 
 def _facet_json(field: str, counted: dict[str, Any], min_count: int) -> dict[str, Any]:
     if field == "type":
-        health = counted.get("health")
-        total = sum(count for _, count in health.buckets) + health.other_count if health else 0
+        total = _agents_in(counted["health"]) if "health" in counted else 0
         return {"buckets": [{"value": A2A_CARD, "count": total}] if total >= max(min_count, 1) else []}
     facet = counted.get(FACET_KINDS[field])
     if facet is None:
@@ -183,6 +181,11 @@ def _facet_json(field: str, counted: dict[str, Any], min_count: int) -> dict[str
     if facet.other_count:
         body["otherCount"] = facet.other_count
     return body
+
+
+def _agents_in(health: Facet) -> int:
+    """Every agent counted: each has one health state."""
+    return sum(count for _, count in health.buckets) + health.other_count
 
 
 def _name(row: Any, selection: Selection) -> str:

@@ -4,12 +4,10 @@ client checks it (ard-sdk's hard failures), kept as a projection with the regist
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from registry.discovery.entries import URN, publisher_of
+from registry.discovery.entries import URN, publisher_of, url_digest, urn_segment
 from registry.discovery.errors import ArdError
 
 MAX_TOKEN_CHARS = 2_048  # an upstream's page token kept in ours
@@ -74,7 +72,7 @@ def registry_identifier(base: str) -> str:
     """A URN for an upstream registry named only by its URL: `urn:air:<host>:registry:<path>`,
     with a hash of the URL when the path or port would not tell two apart."""
     parts = urlsplit(base)
-    name = re.sub(r"[^a-z0-9._-]+", "-", parts.path.strip("/").lower()).strip("-") or "registry"
+    name = urn_segment(parts.path.strip("/")) or "registry"
     if parts.port:
-        name = f"{name}-{hashlib.sha256(base.encode('utf-8')).hexdigest()[:10]}"
+        name = f"{name}-{url_digest(base)}"
     return f"urn:air:{publisher_of(base)}:registry:{name[:200]}"

@@ -114,9 +114,8 @@ def test_any_of_tags_on_sqlite_merge_their_ordered_ranges(services, actor):
     if services.engine.dialect.name != "sqlite":
         pytest.skip("PostgreSQL merges with Merge Append (see test_search_pages for the results)")
     _register(services, actor, "red", 2)
-    statement, params = services.search._store._search.page(
-        *_counted(services, AgentQuery(tags=("red", "blue", "green"), match_any=True))
-    )
+    shape, params = _plan(services, AgentQuery(tags=("red", "blue", "green"), match_any=True))
+    statement = services.search._store._search.statement(shape)
     compiled = statement.compile(services.engine)
     values = compiled.construct_params({**params, "after": 0, "limit": 51})
     with services.engine.connect() as conn:
