@@ -23,6 +23,7 @@ from registry.settings_env import (
     env_int,
     env_networks,
 )
+from registry.settings_operations import OperationsSettings
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +199,7 @@ class Settings:
     trust: TrustSettings = TrustSettings()
     relay: RelaySettings = dataclasses.field(default_factory=lambda: RelaySettings())
     ard: ArdSettings = ArdSettings()
+    operations: OperationsSettings = OperationsSettings()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -235,6 +237,7 @@ class Settings:
             trust=TrustSettings.from_env(env, allow_http=allow_http),
             relay=RelaySettings.from_env(env),
             ard=ArdSettings.from_env(env),
+            operations=OperationsSettings.from_env(env),
         )
 
     @property
