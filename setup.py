@@ -2,6 +2,17 @@
 
 from setuptools import find_packages, setup
 
+# The SDK, its OTLP/HTTP exporter and the standard instrumentations (their 0.x series moves with the SDK's 1.x).
+OTEL = [
+    "opentelemetry-sdk>=1.45,<2",
+    "opentelemetry-exporter-otlp-proto-http>=1.45,<2",
+    "opentelemetry-instrumentation-flask>=0.66b0,<1",
+    "opentelemetry-instrumentation-requests>=0.66b0,<1",
+    "opentelemetry-instrumentation-sqlalchemy>=0.66b0,<1",
+    "opentelemetry-instrumentation-urllib3>=0.66b0,<1",
+    "opentelemetry-instrumentation-wsgi>=0.66b0,<1",
+]
+
 setup(
     name="agentdex",
     version="0.1.0",
@@ -13,6 +24,7 @@ setup(
     include_package_data=True,
     package_data={
         "registry.validation": ["schemas/*.json", "schemas/SOURCES.md"],
+        "registry.web": ["templates/**/*", "static/**/*"],
         "migrations": ["script.py.mako"],
     },
     install_requires=[
@@ -26,6 +38,8 @@ setup(
         "joserfc>=1.0,<2",
         "cryptography>=42",
         "jsonschema>=4.21,<5",
+        # Change events (registry/events): CloudEvents 1.0 in structured JSON mode; 2.x has the `cloudevents.core` API.
+        "cloudevents>=2.2,<3",
         "waitress>=3.0,<4",
         "granian>=2.5,<3",
         "orjson>=3.10,<4",
@@ -39,9 +53,13 @@ setup(
         "numpy>=1.26,<3",
         # The approximate vector index of large catalogs (registry/retrieval/approximate.py).
         "faiss-cpu>=1.15,<2",
+        # GET /metrics (registry/metrics): its multiprocess mode shares values between processes.
+        "prometheus-client>=0.20,<1",
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1,<4"],
+        # Traces (registry/observability/otel.py), used only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+        "otel": OTEL,
         # `agentdex card sign --key pkcs11:...`: keys held in a PKCS#11 token or HSM.
         "pkcs11": ["python-pkcs11>=0.10,<0.11"],
         "test": [
@@ -56,6 +74,12 @@ setup(
             # the action's steps read from action.yml.
             "pre-commit>=4,<5",
             "pyyaml>=6,<7",
+            # tests/registry/observability: the traced registry, and an OTLP receiver decoding its spans.
+            *OTEL,
+            "opentelemetry-proto>=1.45,<2",
+            # tests/browser: drives Debian's chromium (.ci/run installs it; never a downloaded
+            # browser). One minor series: each one is built against one Chromium release.
+            "playwright>=1.65,<1.66",
             # The checkers .ci/run gates on are held to one minor series: a new ruff minor may
             # restyle `ruff format`, a new mypy minor may report new errors.
             "ruff>=0.17,<0.18",

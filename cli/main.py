@@ -51,6 +51,8 @@ COMMANDS = {
     "health": LazyCommand("cli.health:health"),
     "check": LazyCommand("cli.health:check"),
     "relay": LazyCommand("cli.relay:relay"),
+    "audit": LazyCommand("cli.audit:audit"),
+    "events": LazyCommand("cli.events:events"),
     "ard": LazyCommand("cli.ard:ard"),
 }
 

@@ -80,9 +80,6 @@ def serve(host: str, port: int, threads: int, jobs: bool, database: str | None) 
     Raises CliError: exit 1 when the address is taken or the schema is out of date, exit 2 for a
     bad configuration.
     """
-    from cli.logs import configure_logging
-
-    configure_logging()
     listener = listen(host, port)  # first: on a busy port nothing else is started
     try:
         _serve(listener, threads, jobs, database)
@@ -96,8 +93,10 @@ def _serve(listener: socket.socket, threads: int, jobs: bool, database: str | No
     from registry import heap
     from registry.app import create_app
     from registry.container import build_services
+    from registry.observability import configure_logging
 
     settings = load_settings(database)
+    configure_logging(settings.operations.log_format)
     services = build_services(settings, long_running=True)
     prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
     admin = services.tokens.bootstrap_admin()
@@ -157,7 +156,7 @@ def _start_jobs(services: Services) -> Worker:
     from registry.jobs.worker import Worker
     from registry.schedule import scheduled_jobs
 
-    worker = Worker(scheduled_jobs(services), threads=services.settings.worker.threads)
+    worker = Worker(scheduled_jobs(services), threads=services.settings.worker.threads, metrics=services.metrics)
     worker.start()
     return worker
 

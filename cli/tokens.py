@@ -39,7 +39,9 @@ def _services(database: str | None) -> Iterator[Services]:
 
 @tokens.command("create")
 @click.argument("name")
-@click.option("--scope", "scopes", multiple=True, required=True, help="agents:write, relay or admin; repeatable.")
+@click.option(
+    "--scope", "scopes", multiple=True, required=True, help="agents:write, relay, metrics:read or admin; repeatable."
+)
 @click.option("--principal", default=None, help="Owner of the token (default: NAME).")
 @click.option("--json", "as_json", is_flag=True, help='Print {"token": ...}.')
 @database_option

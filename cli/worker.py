@@ -26,6 +26,7 @@ JOB_CHOICES = (
     "prune-relay-messages",
     "tag-counts",
     "manifest-recrawl",
+    "events-fanout",
 )  # registry.schedule.JOB_NAMES
 
 
@@ -53,21 +54,20 @@ def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int, dat
     Raises CliError: exit 1 when the schema is out of date (PostgreSQL: run `agentdex db
     upgrade`), exit 2 for a bad configuration.
     """
-    from cli.logs import configure_logging
-
-    configure_logging()
     if niceness and hasattr(os, "nice"):
         os.nice(niceness)  # background work yields the CPU to interactive requests, never the reverse
     from registry import heap
     from registry.container import build_services
     from registry.jobs.worker import Worker
+    from registry.observability import configure_logging
     from registry.schedule import scheduled_jobs
 
     settings = load_settings(database)
+    configure_logging(settings.operations.log_format)
     services = build_services(settings, long_running=True)
     prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
     jobs = [job for job in scheduled_jobs(services) if not names or job.name in names]
-    runner = Worker(jobs, threads=settings.worker.threads)
+    runner = Worker(jobs, threads=settings.worker.threads, metrics=services.metrics)
     heap.settle()
     try:
         if once:

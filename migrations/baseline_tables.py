@@ -328,6 +328,7 @@ def _relay() -> None:
         _optional("previous_token_hash", sa.String(64)),
         _optional("previous_token_until", UTC_DATETIME),
         _required("status", sa.String(10)),
+        _required("kind", sa.String(10), server_default=sa.text("'push'")),
         _optional("status_reason", sa.String(500)),
         _required("created_at", UTC_DATETIME),
         _required("updated_at", UTC_DATETIME),

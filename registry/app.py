@@ -11,7 +11,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from registry import jsontext
 from registry.a2a import bp as a2a
-from registry.api import service, wellknown
+from registry.api import audit, service, wellknown
 from registry.api.errors import exception_response, register_error_handlers
 from registry.auth import api_tokens as tokens
 from registry.catalog import api as agents
@@ -20,24 +20,31 @@ from registry.container import Services, build_services
 from registry.discovery.crawl import api as manifest_listings
 from registry.discovery.publish import api as ard_manifest
 from registry.discovery.search import api as ard_search
+from registry.events import api as events
 from registry.health import api as health
+from registry.metrics.api import register_metrics
+from registry.observability import RequestIdMiddleware
 from registry.relay import api as relay
 from registry.relay import api_ingress as relay_ingress
 from registry.request_input import check_url
 from registry.settings import Settings
 from registry.trust import api as trust
+from registry.web import bp as web
 
 
 def create_app(settings: Settings | None = None, services: Services | None = None) -> Flask:
     """Build the web app. Pass `services` to share them (tests, the embedded server)."""
     settings = settings or (services.settings if services else Settings.from_env())
-    app = Flask(__name__)
+    app = Flask(__name__, static_folder=None)  # the web catalog's blueprint serves /static
     register_config(app, settings)
     register_services(app, services or build_services(settings))
     register_error_handlers(app)
     register_input_bounds(app)
     register_blueprints(app)
+    register_tracing(app)  # Flask's own requests; the relay ingress below has a span of its own
     register_relay_ingress(app)
+    register_metrics(app, app.extensions["agentdex"].metrics)  # after the ingress: it times it too
+    register_request_ids(app)  # every answer carries X-Request-Id: the ingress's, errors' too
     register_proxies(app, settings)  # outermost: every layer below sees the public scheme and host
     return app
 
@@ -107,13 +114,27 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(wellknown.bp)
     app.register_blueprint(service.bp)
     app.register_blueprint(relay.bp)
+    app.register_blueprint(events.bp)
     app.register_blueprint(tokens.bp)
+    app.register_blueprint(audit.bp)
     app.register_blueprint(a2a)
     app.register_blueprint(ard_manifest.bp)
     app.register_blueprint(ard_search.bp)
     app.register_blueprint(manifest_listings.bp)
+    app.register_blueprint(web)
 
 
 def register_relay_ingress(app: Flask) -> None:
     """`POST /relay/<id>` answered in front of Flask (see `registry.relay.api_ingress`)."""
-    app.wsgi_app = relay_ingress.RelayIngressEndpoint(app.wsgi_app, app.extensions["agentdex"], exception_response)  # type: ignore[method-assign]
+    services = app.extensions["agentdex"]
+    traced = services.tracing.server_spans
+    app.wsgi_app = relay_ingress.RelayIngressEndpoint(app.wsgi_app, services, exception_response, traced)  # type: ignore[method-assign]
+
+
+def register_tracing(app: Flask) -> None:
+    """Server spans for the app's requests when tracing is on (`registry.observability`)."""
+    app.extensions["agentdex"].tracing.instrument_app(app)
+
+
+def register_request_ids(app: Flask) -> None:
+    app.wsgi_app = RequestIdMiddleware(app.wsgi_app)  # type: ignore[method-assign]

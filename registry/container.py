@@ -20,6 +20,7 @@ from registry.catalog import (
     RankedSearch,
     RankingSettings,
     SqliteCatalogStore,
+    agent_gauges,
 )
 from registry.db import WalCheckpointer, make_engine, make_session_factory, queue_claims, single_statements, sqlite_path
 from registry.discovery import (
@@ -33,9 +34,12 @@ from registry.discovery import (
     UnsignedHost,
     manifest_crawling,
 )
+from registry.events import EventServices, build_events
 from registry.health import CrawlPolicy, CrawlService, HealthPolicy, HealthProbe, HealthService
+from registry.metrics import NULL_METRICS, Metrics, build_metrics
+from registry.observability import NullTracing, Tracing, start_tracing
 from registry.outbound import OutboundPolicy, SafeHttpClient
-from registry.relay import RelayServices, build_relay, card_key_sources, relay_policy
+from registry.relay import RelayServices, build_relay, card_key_sources, relay_gauges, relay_policy
 from registry.retrieval.embedding import Embedder, NullEmbedder, WordLlamaEmbedder
 from registry.settings import Settings
 from registry.trust import (
@@ -73,7 +77,10 @@ class Services:
     manifest: ManifestPublisher
     federation: Federation
     manifest_crawl: ManifestCrawling  # domains registered with their ARD manifests, re-crawled
+    events: EventServices  # change events: subscriptions and the fan-out to the relay (registry.events)
     checkpointer: WalCheckpointer | None = None
+    metrics: Metrics = NULL_METRICS  # AGENTDEX_METRICS (registry.metrics)
+    tracing: Tracing = dataclasses.field(default_factory=NullTracing)  # OTEL_EXPORTER_OTLP_ENDPOINT
 
     def close(self) -> None:
         self.relay.close()
@@ -108,9 +115,9 @@ def card_limits(settings: Settings) -> CardLimits:
     )
 
 
-def health_service(settings: Settings, engine: Engine, http: SafeHttpClient) -> HealthService:
+def health_service(settings: Settings, engine: Engine, http: SafeHttpClient, metrics: Metrics) -> HealthService:
     worker = settings.worker
-    probe = HealthProbe(http, timeout=worker.health_timeout, slow_after=worker.health_slow_after)
+    probe = HealthProbe(http, timeout=worker.health_timeout, slow_after=worker.health_slow_after, metrics=metrics)
     policy = HealthPolicy(
         interval=worker.health_interval,
         failures_before_down=worker.failures_before_down,
@@ -120,10 +127,12 @@ def health_service(settings: Settings, engine: Engine, http: SafeHttpClient) -> 
     return HealthService(engine, probe, policy, lease_seconds=worker.lease_seconds, retention=worker.health_retention)
 
 
-def crawl_service(settings: Settings, engine: Engine, fetcher: CardFetcher, catalog: CatalogService) -> CrawlService:
+def crawl_service(
+    settings: Settings, engine: Engine, fetcher: CardFetcher, catalog: CatalogService, metrics: Metrics
+) -> CrawlService:
     worker = settings.worker
     policy = CrawlPolicy(worker.crawl_interval, worker.crawl_min_interval, worker.crawl_max_interval)
-    return CrawlService(engine, fetcher, catalog, policy, lease_seconds=worker.lease_seconds)
+    return CrawlService(engine, fetcher, catalog, policy, lease_seconds=worker.lease_seconds, metrics=metrics)
 
 
 def relay_services(
@@ -133,12 +142,13 @@ def relay_services(
     http: SafeHttpClient,
     keys: RegistryKeys,
     trust: TrustService,
+    metrics: Metrics,
 ) -> RelayServices:
     # Webhooks are signed with the registry's Ed25519 key (whatever the endorsement algorithm) and
     # verify with /.well-known/jwks.json; agents' JWTs verify with keys the trust policy binds to their card.
     unsafe = UnsafeHttpAnyHost() if settings.allow_http else None
     key_sources = card_key_sources(
-        key_policy(settings, http, trust.owner_keys), jwks_fetcher(settings, http), unsafe=unsafe
+        key_policy(settings, http, trust.owner_keys, metrics), jwks_fetcher(settings, http, metrics), unsafe=unsafe
     )
     # The relay's HTTP client and claim pool are closed with it, by Services.close.
     return build_relay(
@@ -149,18 +159,22 @@ def relay_services(
         claims=queue_claims(engine),
         key_sources=key_sources,
         webhook_key=lambda: keys.active("EdDSA"),
+        metrics=metrics,
     )
 
 
-def jwks_fetcher(settings: Settings, http: SafeHttpClient) -> SafeJwksFetcher:
-    return SafeJwksFetcher(http, max_bytes=settings.trust.jwks_max_bytes, timeout=settings.trust.jwks_timeout)
+def jwks_fetcher(settings: Settings, http: SafeHttpClient, metrics: Metrics = NULL_METRICS) -> SafeJwksFetcher:
+    trust = settings.trust
+    return SafeJwksFetcher(http, max_bytes=trust.jwks_max_bytes, timeout=trust.jwks_timeout, metrics=metrics)
 
 
-def key_policy(settings: Settings, http: SafeHttpClient, owner_keys: OwnerKeys) -> KeyPolicy:
+def key_policy(
+    settings: Settings, http: SafeHttpClient, owner_keys: OwnerKeys, metrics: Metrics = NULL_METRICS
+) -> KeyPolicy:
     trust = settings.trust
     return KeyPolicy(
         owner_keys,
-        JwksCache(jwks_fetcher(settings, http), ttl=trust.jwks_ttl, min_refresh=trust.jwks_min_refresh),
+        JwksCache(jwks_fetcher(settings, http, metrics), ttl=trust.jwks_ttl, min_refresh=trust.jwks_min_refresh),
         trust_store=parse_jwks(trust.trusted_jwks) if trust.trusted_jwks else None,
         jku_origins=trust.jku_origins,
         # Plain-http key URLs only where the operator allowed plain http at all; the outbound
@@ -170,10 +184,15 @@ def key_policy(settings: Settings, http: SafeHttpClient, owner_keys: OwnerKeys) 
 
 
 def trust_service(
-    settings: Settings, engine: Engine, sessions: sessionmaker[Session], http: SafeHttpClient, keys: RegistryKeys
+    settings: Settings,
+    engine: Engine,
+    sessions: sessionmaker[Session],
+    http: SafeHttpClient,
+    keys: RegistryKeys,
+    metrics: Metrics = NULL_METRICS,
 ) -> TrustService:
     owner_keys = OwnerKeys(sessions)
-    policy = key_policy(settings, http, owner_keys)
+    policy = key_policy(settings, http, owner_keys, metrics)
     endorser = Endorser(keys, alg=settings.trust.endorsement_alg, public_url=settings.public_url)
     return TrustService(engine, policy, owner_keys, endorser, require_signatures=settings.trust.require_signatures)
 
@@ -193,6 +212,7 @@ def manifest_publisher(
 def build_services(settings: Settings, *, long_running: bool = False) -> Services:
     """Wire every service. `long_running` (web and worker processes): SQLite WAL checkpoints
     run in a background thread instead of inside whichever commit crosses the threshold."""
+    metrics = build_metrics(settings.operations)  # first: it may have to set up prometheus_client
     engine = make_engine(settings.database_url, background_checkpoints=long_running)
     database_file = sqlite_path(engine) if long_running else None
     sessions = make_session_factory(engine)
@@ -202,12 +222,16 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
     keys = RegistryKeys(
         sessions, KeySealer(settings.secret_key), grace=settings.trust.key_grace, key_dir=settings.trust.key_dir
     )
-    trust = trust_service(settings, engine, sessions, http, keys)
+    trust = trust_service(settings, engine, sessions, http, keys, metrics)
     embedder = WordLlamaEmbedder() if settings.search_semantic else NullEmbedder()
     store = catalog_store(engine, embedder)
     catalog = CatalogService(store, fetcher, limits, trust)
     ranked = RankedSearch(store, embedder, RankingSettings(semantic_floor=settings.search_semantic_floor))
     search = CatalogSearch(store, ranked, hide_dead_after=settings.worker.hide_dead_after)
+    relay = relay_services(settings, engine, sessions, http, keys, trust, metrics)
+    watch_metrics(metrics, engine, relay)
+    tracing = start_tracing(settings.operations)
+    tracing.instrument_engines([engine, *([relay.claims] if relay.claims is not None else [])])
     return Services(
         settings=settings,
         engine=engine,
@@ -217,20 +241,32 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
         tokens=TokenService(sessions),
         catalog=catalog,
         search=search,
-        health=health_service(settings, engine, http),
-        crawler=crawl_service(settings, engine, fetcher, catalog),
+        health=health_service(settings, engine, http, metrics),
+        crawler=crawl_service(settings, engine, fetcher, catalog, metrics),
         registry_keys=keys,
         registry_card=RegistryCard(keys, alg=settings.trust.endorsement_alg),
         trust=trust,
         trust_reads=TrustReads(
             single_statements(engine), trust.endorser, require_signatures=settings.trust.require_signatures
         ),
-        relay=relay_services(settings, engine, sessions, http, keys, trust),
+        relay=relay,
         a2a=registry_agent(engine, search, catalog, fetcher, trust, limits, max_limit=settings.page_limit_max),
         manifest=manifest_publisher(settings, engine, search, keys),
         federation=Federation(
             http, settings.ard.upstreams, timeout=settings.ard.federation_timeout, max_hops=settings.ard.max_hops
         ),
         manifest_crawl=manifest_crawling(settings, engine, http, catalog),
+        events=build_events(settings, engine, sessions, relay),
         checkpointer=WalCheckpointer(database_file).start() if database_file else None,
+        metrics=metrics,
+        tracing=tracing,
     )
+
+
+def watch_metrics(metrics: Metrics, engine: Engine, relay: RelayServices) -> None:
+    """The pools' gauges, and the domains' gauges computed at each scrape."""
+    metrics.watch_pool(engine, "main")
+    if relay.claims is not None:
+        metrics.watch_pool(relay.claims, "relay_claims")
+    metrics.add_gauges(agent_gauges(single_statements(engine)))
+    metrics.add_gauges(relay_gauges(single_statements(engine)))

@@ -5,6 +5,7 @@ serve` both run this list. It knows every domain, so it sits on top, beside the 
 from __future__ import annotations
 
 from registry.container import Services
+from registry.events import EVENTS_FANOUT
 from registry.jobs import Job, LeasedJob, PeriodicJob
 from registry.relay import RELAY_DELIVERY
 
@@ -22,6 +23,7 @@ JOB_NAMES = (
     PRUNE_RELAY_MESSAGES,
     TAG_COUNTS,
     MANIFEST_RECRAWL,
+    EVENTS_FANOUT,
 )
 PRUNE_EVERY = 600.0
 TAG_COUNTS_EVERY = 2.0  # with nothing to fold, a fold is one read of an empty table
@@ -39,4 +41,5 @@ def scheduled_jobs(services: Services) -> list[Job]:
         PeriodicJob(TAG_COUNTS, TAG_COUNTS_EVERY, services.catalog.fold_tag_counts),
         # A domain's crawl fetches many cards itself: a few at a time.
         LeasedJob(MANIFEST_RECRAWL, worker.tick, services.manifest_crawl.recrawl, batch=2),
+        services.events.fanout_job(services.settings),
     ]

@@ -4,8 +4,10 @@ from registry.a2a import A2ATask
 from registry.audit import AuditEntry
 from registry.auth import ApiToken, Principal
 from registry.catalog import Agent, AgentCard, AgentTerm, TagCount, TagCountDelta
+from registry.change_events import ChangeEvent
 from registry.db import Base
 from registry.discovery import ManifestListing, ManifestSource
+from registry.events import EventSubscription
 from registry.health import HealthCheck
 from registry.relay import RelayAttempt, RelayMessage, RelaySubscription
 from registry.trust import CardEndorsement, RegistryKey, SignatureCheck, TrustedKey
@@ -19,6 +21,8 @@ __all__ = [
     "AuditEntry",
     "Base",
     "CardEndorsement",
+    "ChangeEvent",
+    "EventSubscription",
     "HealthCheck",
     "ManifestListing",
     "ManifestSource",

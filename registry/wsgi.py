@@ -5,7 +5,10 @@ The schema must be migrated first (`agentdex db upgrade`); web processes never r
 from registry import heap
 from registry.app import create_app
 from registry.container import build_services
+from registry.observability import configure_logging
 from registry.settings import Settings
 
-app = create_app(services=build_services(Settings.from_env(), long_running=True))
+settings = Settings.from_env()
+configure_logging(settings.operations.log_format)
+app = create_app(services=build_services(settings, long_running=True))
 heap.settle()

@@ -41,6 +41,7 @@ def upgrade() -> None:
     create_tables()
     _manifest_tables()
     _a2a_tasks()
+    _change_events()
     dialect = op.get_bind().dialect.name
     if dialect == "sqlite":
         _sqlite_text_index()
@@ -60,6 +61,8 @@ def downgrade() -> None:
         op.execute("DROP SEQUENCE relay_message_order")
         op.drop_table("agent_search")
     op.drop_table("a2a_tasks")
+    for table in EVENT_TABLES:
+        op.drop_table(table)
     for table in MANIFEST_TABLES:
         op.drop_table(table)
     for table in TABLES:
@@ -146,6 +149,38 @@ def _a2a_tasks() -> None:
     )
     op.create_index("ix_a2a_tasks_principal_id", "a2a_tasks", ["principal_id"])
     op.create_index("ix_a2a_tasks_expires_at", "a2a_tasks", ["expires_at"])
+
+
+# The change-event outbox (emptied by the fan-out: AUTOINCREMENT keeps SQLite from reusing numbers),
+# and what an event subscription adds to its relay subscription.
+EVENT_TABLES = ("change_events", "event_subscriptions")
+
+
+def _change_events() -> None:
+    utc = sa.DateTime(timezone=True)
+    op.create_table(
+        "change_events",
+        sa.Column("pk", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
+        sa.Column("id", sa.String(40), nullable=False),
+        sa.Column("type", sa.String(60), nullable=False),
+        sa.Column("agent_id", sa.String(40), nullable=False),
+        sa.Column("at", utc, nullable=False),
+        sa.Column("data", sa.JSON(), nullable=False),
+        sa.PrimaryKeyConstraint("pk", name="pk_change_events"),
+        sqlite_autoincrement=True,
+    )
+    op.create_table(
+        "event_subscriptions",
+        sa.Column("pk", sa.Integer(), nullable=False, autoincrement=False),
+        sa.Column("types", sa.JSON(), nullable=False),
+        sa.Column("tags", sa.JSON(), nullable=False),
+        sa.Column("owner_id", sa.Integer(), nullable=True),
+        sa.Column("source", sa.String(2048), nullable=False),
+        sa.PrimaryKeyConstraint("pk", name="pk_event_subscriptions"),
+        sa.ForeignKeyConstraint(
+            ["pk"], ["relay_subscriptions.pk"], name="fk_event_subscriptions_pk_relay_subscriptions", ondelete="CASCADE"
+        ),
+    )
 
 
 def _sqlite_text_index() -> None:

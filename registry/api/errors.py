@@ -14,6 +14,7 @@ from registry.catalog import AgentTimeout, CardFetchError, CardTooLarge
 from registry.discovery import ARD_PATH, MANIFEST_PATHS
 from registry.outbound import OutboundError, OutboundRefused
 from registry.trust import RegistryKeyUnavailable, SignatureRequired
+from registry.web import html_error, is_page_request
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,9 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(Exception)  # werkzeug's HTTPExceptions included; Flask's routing redirects are not
     def _any_error(error: Exception) -> Response:
         response = exception_response(error, app.config["MAX_CONTENT_LENGTH"])
-        return ard_envelope(response) if request.path.startswith(ARD_PATHS) else response
+        if request.path.startswith(ARD_PATHS):
+            return ard_envelope(response)
+        return html_error(response) if is_page_request() else response  # the web catalog's pages
 
 
 # The ARD API and manifest (registry.discovery) answer errors in ARD's envelope (ARD v0.91 §5.3,

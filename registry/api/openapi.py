@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry import relay
+from registry import events, relay
+from registry.api import audit
 from registry.trust import SIGNATURE_STATES
 
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -159,13 +160,15 @@ def openapi_document() -> dict[str, Any]:
                         "id": {"type": "integer"},
                         "name": {"type": "string"},
                         "principal": {"type": "string"},
-                        "scopes": {"type": "array", "items": {"enum": ["agents:write", "relay", "admin"]}},
+                        "scopes": {"type": "array", "items": {"enum": ["agents:write", "relay", "metrics:read", "admin"]}},
                         "prefix": {"type": "string", "description": "the token's first characters"},
                         "createdAt": {"type": "string", "format": "date-time"},
                         "revokedAt": {"type": ["string", "null"], "format": "date-time"},
                     },
                 },
                 **relay.OPENAPI_SCHEMAS,
+                **events.OPENAPI_SCHEMAS,
+                **audit.OPENAPI_SCHEMAS,
             },
         },
         "paths": {
@@ -301,5 +304,7 @@ def openapi_document() -> dict[str, Any]:
                 )
             },
             **relay.openapi_paths(_op, _q),
+            **events.openapi_paths(_op, _q),
+            **audit.openapi_paths(_op, _q),
         },
     }

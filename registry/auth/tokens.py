@@ -22,7 +22,7 @@ from registry.db.types import utcnow
 from registry.errors import AmbiguousId, InvalidRequest, NotFound, Unauthorized
 
 TOKEN_PREFIX = "adx_"
-KNOWN_SCOPES = frozenset({"agents:write", "relay", "admin"})
+KNOWN_SCOPES = frozenset({"agents:write", "relay", "metrics:read", "admin"})
 # Every write request authenticates: caching an actor takes a query off that path, at the price of a
 # revoked token working for at most this long.
 CACHE_SECONDS = 5.0

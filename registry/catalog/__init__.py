@@ -4,6 +4,7 @@ from registry.catalog.card_urls import canonical_card_url
 from registry.catalog.errors import CatalogError, InvalidCard
 from registry.catalog.facets import Facet
 from registry.catalog.fetcher import AgentTimeout, CardFetcher, CardFetchError, CardTooLarge, FetchedCard, NotModified
+from registry.catalog.gauges import agent_gauges
 from registry.catalog.listing import CatalogListing, ListedBlock
 from registry.catalog.models import Agent, AgentCard, AgentEmbedding, AgentTerm, TagCount, TagCountDelta
 from registry.catalog.presenters import api_time, health_json
@@ -45,6 +46,7 @@ __all__ = [
     "RankingSettings",
     "Relevance",
     "SqliteCatalogStore",
+    "agent_gauges",
     "api_time",
     "canonical_card_url",
     "filtered_query",

@@ -11,6 +11,7 @@ from registry.auth import requires
 from registry.catalog.presenters import agent_json, page_json
 from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, STATUS_FILTERS, AgentQuery
 from registry.errors import BadRequest, InvalidRequest
+from registry.metrics import count_registration, counting_registration
 from registry.request_input import (
     current_actor,
     json_body,
@@ -66,6 +67,13 @@ def _agent_response(agent_id: str) -> Response:
 @bp.post("")
 @requires("agents:write")
 def register() -> Response:
+    with counting_registration(_services().metrics) as attempt:
+        response = _register()
+        attempt.outcome = "created" if response.status_code == 201 else "unchanged"
+    return response
+
+
+def _register() -> Response:
     body = json_object()
     refuse_unknown(body, {"url", "card", "cardUrl", "jwksUrl"}, "fields")
     actor = current_actor()
@@ -109,6 +117,9 @@ def _import_cards() -> Response:
     if len(items) > limit:
         raise InvalidRequest(f"at most {limit} items per import request")
     outcomes = _services().catalog.import_cards(current_actor(), items)
+    for outcome in outcomes:
+        error = outcome.error or {}
+        count_registration(_services().metrics, error.get("code", "created"), error.get("details"))
     results = [{"index": o.index, "id": o.agent_id, "error": o.error} for o in outcomes]
     return jsonify(
         {

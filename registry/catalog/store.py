@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine, Row, bindparam, delete, func, insert,
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from registry import change_events
 from registry.audit import AuditEntry
 from registry.catalog.models import Agent, AgentCard, AgentTerm, TagCountDelta
 from registry.catalog.records import ACTIVE, CardRecord, agent_values, card_values, term_rows
@@ -142,6 +143,7 @@ class CatalogStore(FacetReads, ReindexStore):
             **rows,
             **self._index_rows(conn, [(pk, new.record, new.columns) for new, pk in zip(batch, pks)], entries),
             AuditEntry.__table__: [new.audit for new in batch if new.audit],
+            change_events.ChangeEvent.__table__: [change_events.registered_row(new.columns) for new in batch],
         }
 
     def _index_rows(
@@ -191,7 +193,9 @@ class CatalogStore(FacetReads, ReindexStore):
         """Make `record` the agent's current card, in the caller's transaction; its version, or
         None when the current card has the same content."""
         self.lock_agent(conn, agent_pk)
-        current = conn.execute(select(Agent.id, Agent.card_sha256, Agent.status).where(Agent.pk == agent_pk)).one()
+        current = conn.execute(
+            select(Agent.id, Agent.card_sha256, Agent.status, Agent.signature_state).where(Agent.pk == agent_pk)
+        ).one()
         if current.card_sha256 == record.sha256:
             return None
         version = _next_version(conn, agent_pk)  # after any invalid re-crawled version too
@@ -210,6 +214,7 @@ class CatalogStore(FacetReads, ReindexStore):
             },
         )
         self._count_tags(conn, removed=old_tags)
+        change_events.record_new_version(conn, agent_pk, current.signature_state, now)
         return version
 
     def write_rejected_version(
@@ -253,6 +258,7 @@ class CatalogStore(FacetReads, ReindexStore):
                         conn, added=tags if status == ACTIVE else (), removed=() if status == ACTIVE else tags
                     )
             self.insert_tables(conn, {AuditEntry.__table__: [audit]})
+            change_events.record_status_change(conn, agent_pk, was, "status_message" in changes, audit["at"])
 
     def remove(self, agent_pk: int, audit: dict[str, Any]) -> None:
         """Delete the agent, its history and index rows; the audit log keeps the fact."""
@@ -260,6 +266,7 @@ class CatalogStore(FacetReads, ReindexStore):
             self.lock_agent(conn, agent_pk)
             status = conn.scalar(select(Agent.status).where(Agent.pk == agent_pk))
             self._count_tags(conn, removed=self._tags_counted(conn, agent_pk, status))
+            change_events.record_changes(conn, change_events.DELETED, {agent_pk: {}}, audit["at"])  # facts first
             self._unindex(conn, agent_pk)
             conn.execute(delete(Agent).where(Agent.pk == agent_pk))
             self.insert_tables(conn, {AuditEntry.__table__: [audit]})

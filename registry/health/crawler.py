@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import random
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,6 +32,7 @@ from registry.catalog import (
 from registry.db.types import utcnow
 from registry.errors import RegistryError
 from registry.jobs import CrawlPolicy, LeaseColumns
+from registry.metrics import NULL_METRICS, Metrics
 from registry.trust import CardTrust, refresh_current_trust
 
 AGENTS = Agent.__table__
@@ -74,9 +76,11 @@ class CrawlService:
         lease_seconds: float = 300.0,
         clock: Callable[[], dt.datetime] = utcnow,
         rng: random.Random | None = None,
+        metrics: Metrics = NULL_METRICS,
     ) -> None:
         self._engine = engine
         self._fetcher = fetcher
+        self._metrics = metrics
         self._catalog = catalog
         self._policy = policy
         self._lease_seconds = lease_seconds
@@ -102,6 +106,15 @@ class CrawlService:
         """Fetch (conditionally) and validate; never raises for what the agent does."""
         if item.pushed:
             return CrawlOutcome(item)
+        started = time.perf_counter()
+        outcome = self._fetch(item)
+        self._metrics.crawl(_crawl_outcome(outcome), time.perf_counter() - started)
+        if outcome.record is not None:
+            report = outcome.record.report
+            self._metrics.validation(report.valid, report.errors[0].rule if report.errors else None)
+        return outcome
+
+    def _fetch(self, item: DueCrawl) -> CrawlOutcome:
         try:
             answer = self._fetcher.fetch(item.card_url, etag=item.etag, last_modified=item.last_modified)
             if isinstance(answer, NotModified):  # the same card, but its keys may have changed
@@ -158,3 +171,11 @@ def _current_validators(conn: Connection, pks: list[int]) -> dict[int, tuple[str
     return {
         row.agent_pk: (row.etag, row.last_modified) for row in conn.execute(current.where(AgentCard.agent_pk.in_(pks)))
     }
+
+
+def _crawl_outcome(outcome: CrawlOutcome) -> str:
+    if outcome.error is not None:
+        return "failed"
+    if outcome.record is None:
+        return "not_modified"
+    return "fetched" if outcome.record.report.valid else "invalid"

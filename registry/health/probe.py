@@ -24,11 +24,13 @@ import dataclasses
 import datetime as dt
 import functools
 import re
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from registry.db.types import utcnow
+from registry.metrics import NULL_METRICS, Metrics
 from registry.outbound import (
     OutboundConnectionError,
     OutboundError,
@@ -121,15 +123,23 @@ class HealthProbe:
         slow_after: float,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         clock: Callable[[], dt.datetime] = utcnow,
+        metrics: Metrics = NULL_METRICS,
     ) -> None:
         self._post = functools.partial(http.post, max_bytes=MAX_ANSWER_BYTES, timeout=timeout, follow_redirects=False)
         self._slow_after = slow_after
         self._new_id = new_id
         self._clock = clock
         self._user_agent = f"{http.policy.user_agent} health-probe"
+        self._metrics = metrics
 
     def probe(self, target: ProbeTarget) -> ProbeResult:
         """Probe `target`. Never raises for anything the agent or the network does."""
+        started = time.perf_counter()
+        result = self._probe(target)
+        self._metrics.probe(result.outcome, time.perf_counter() - started)
+        return result
+
+    def _probe(self, target: ProbeTarget) -> ProbeResult:
         checked_at = self._clock()
         request_id, payload, headers = self._request(target)
         try:

@@ -18,6 +18,7 @@ from sqlalchemy import Engine, ForeignKey, Index, Integer, Row, String, bindpara
 from sqlalchemy.orm import Mapped, mapped_column
 
 from registry.catalog import Agent
+from registry.change_events import HEALTH_CHANGED, record_changes
 from registry.db import Base
 from registry.db.types import UtcDateTime, utcnow
 from registry.errors import NotFound
@@ -137,7 +138,14 @@ class HealthService:
             held = PROBE_LEASE.hold(conn, [r.pk for r in rounds], owner=owner, now=now, seconds=self._lease_seconds)
             kept = [r for r in rounds if r.pk in held]
             if kept:
-                conn.execute(_WRITE, [self._agent_values(r, owner, now) for r in kept])
+                values = [self._agent_values(r, owner, now) for r in kept]
+                conn.execute(_WRITE, values)
+                # In the same transaction, after the rows are held: the roll-up's changes of state.
+                moved = zip(kept, values, strict=True)
+                changed = {
+                    r.pk: {"health_previous": r.before.state} for r, v in moved if v["health_state"] != r.before.state
+                }
+                record_changes(conn, HEALTH_CHANGED, changed, now)
             checks = [_check_row(r.pk, result) for r in kept for result in r.results]
             if checks:
                 conn.execute(insert(HealthCheck), checks)

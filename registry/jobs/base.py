@@ -5,6 +5,7 @@ what is due."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import logging
 import threading
@@ -12,6 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from typing import Any, Generic, Protocol, TypeVar
+
+from registry.observability import job_span
 
 log = logging.getLogger(__name__)
 STRAGGLER_AFTER = 0.5  # seconds out after which an item no longer holds its pass (see LeasedJob)
@@ -136,8 +139,10 @@ class LeasedJob(Generic[Item, Outcome]):
     def run(self, ctx: JobContext, news: WorkNews | None = None) -> JobReport:
         report = JobReport(self.name)
         progress = _Progress()
-        with news.listening(progress.announce) if news is not None else contextlib.nullcontext():
-            self._drive(ctx, news, progress, report)
+        with job_span(self.name) as span:
+            with news.listening(progress.announce) if news is not None else contextlib.nullcontext():
+                self._drive(ctx, news, progress, report)
+            describe_run(span, report)
         return report
 
     def _drive(self, ctx: JobContext, news: WorkNews | None, progress: _Progress, report: JobReport) -> None:
@@ -184,7 +189,8 @@ class LeasedJob(Generic[Item, Outcome]):
         report.claimed += len(items)
         now = self._monotonic()
         for item in items:
-            future = ctx.executor.submit(self._work.perform, item)
+            # In a copy of this thread's context: the item's outbound calls are children of the run's span.
+            future = ctx.executor.submit(contextvars.copy_context().run, self._work.perform, item)
             in_flight[future] = now
             future.add_done_callback(progress.finish)
         return bool(items)
@@ -210,5 +216,13 @@ class PeriodicJob:
         self._action = action
 
     def run(self, ctx: JobContext) -> JobReport:
-        done = self._action()
-        return JobReport(self.name, claimed=done, recorded=done)
+        with job_span(self.name) as span:
+            report = JobReport(self.name, claimed=(done := self._action()), recorded=done)
+            describe_run(span, report)
+        return report
+
+
+def describe_run(span: Any, report: JobReport) -> None:
+    """What the run did, on its span (a no-op span when tracing is off)."""
+    for field in ("claimed", "recorded", "failed", "lost"):
+        span.set_attribute(f"agentdex.job.{field}", getattr(report, field))

@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,13 +21,15 @@ from concurrent.futures import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from registry.jobs.base import Job, JobContext, JobReport
+from registry.metrics import NULL_METRICS, Metrics
 
 log = logging.getLogger(__name__)
 
 
 class Worker:
-    def __init__(self, jobs: Sequence[Job], *, threads: int) -> None:
+    def __init__(self, jobs: Sequence[Job], *, threads: int, metrics: Metrics = NULL_METRICS) -> None:
         self.jobs = list(jobs)
+        self._metrics = metrics
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="agentdex-job")
         # The lease owner says which process holds a lease: host, pid and a nonce.
         owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -39,7 +42,7 @@ class Worker:
         reports = []
         for job in self.jobs:
             with self._running[job.name]:
-                reports.append(job.run(self.context))
+                reports.append(self._run(job))
         return reports
 
     def start(self) -> None:
@@ -67,10 +70,19 @@ class Worker:
         if not lock.acquire(blocking=False):
             return  # the previous run is still draining the queue
         try:
-            report = job.run(self.context)
+            report = self._run(job)
             if report.claimed or report.failed:
                 log.info("%s", report)
         except Exception:  # a database outage must not kill the scheduler thread
             log.exception("job %s failed; it runs again on the next tick", job.name)
         finally:
             lock.release()
+
+    def _run(self, job: Job) -> JobReport:
+        started, outcome = time.perf_counter(), "error"
+        try:
+            report = job.run(self.context)
+            outcome = "failed_items" if report.failed else "ok"
+            return report
+        finally:
+            self._metrics.job_run(job.name, outcome, time.perf_counter() - started)

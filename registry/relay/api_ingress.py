@@ -12,6 +12,7 @@ from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.wrappers import Request, Response
 
 from registry import errors, jsontext
+from registry.metrics import ROUTE_KEY
 from registry.relay.agent_jwt import bearer
 from registry.relay.ingress import Notification, RelayIngress
 from registry.request_input import refuse_nul_in_segment
@@ -39,15 +40,27 @@ class WiredServices(Protocol):
 
 # An exception as the API answers it, given the request-body limit a 413 names.
 ErrorRenderer = Callable[[Exception, int], Response]
+WsgiApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
+# Wraps the endpoint's WSGI app in a server span named by its route (`registry.observability`).
+Traced = Callable[[WsgiApp, str], WsgiApp]
+ROUTE = "/relay/<sub_id>"
+SUB_ID_KEY = "agentdex.relay.sub_id"
+
+
+def _untraced(app: WsgiApp, route: str) -> WsgiApp:
+    return app
 
 
 class RelayIngressEndpoint:
     """WSGI middleware: `/relay/<id>` here, everything else to `next_app` (Flask)."""
 
-    def __init__(self, next_app: Any, services: WiredServices, answer_error: ErrorRenderer) -> None:
+    def __init__(
+        self, next_app: Any, services: WiredServices, answer_error: ErrorRenderer, traced: Traced = _untraced
+    ) -> None:
         self._next = next_app
         self._services = services  # read per request, as a Flask view reads `current_app.extensions`
         self._answer_error = answer_error
+        self._answer = traced(self._answer_relay, ROUTE)  # its own server span: Flask's never sees it
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -57,6 +70,12 @@ class RelayIngressEndpoint:
         )
         if not sub_id or "/" in sub_id:
             return self._next(environ, start_response)
+        environ[ROUTE_KEY] = ROUTE  # the route label of its request metrics
+        environ[SUB_ID_KEY] = sub_id
+        return self._answer(environ, start_response)
+
+    def _answer_relay(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        sub_id = environ[SUB_ID_KEY]
         limit = self._services.settings.relay.max_body_bytes
         try:
             if environ.get("REQUEST_METHOD") != "POST":

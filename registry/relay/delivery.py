@@ -80,6 +80,7 @@ class DueDelivery:
     body: bytes
     attempt: int
     target: Target
+    content_type: str = "application/json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,7 +142,7 @@ class WebhookPoster:
             raise ValueError(f"Standard Webhooks v1a signatures need an Ed25519 key, not {key.algorithm.value}")
         signature = key.sign(f"{item.message_id}.{timestamp}.".encode() + item.body)
         headers = {
-            "Content-Type": "application/json",
+            "Content-Type": item.content_type,
             "webhook-id": item.message_id,
             "webhook-timestamp": str(timestamp),
             "webhook-signature": f"v1a,{base64.b64encode(signature).decode('ascii')}",

@@ -39,7 +39,10 @@ S, M = RelaySubscription, RelayMessage
 SubscriptionRow = Row[*tuple[Any, ...]]
 
 _TOKENS = (S.token_hash, S.previous_token_hash, S.previous_token_until)
-_SUBSCRIPTION = select(S.pk, S.status, S.task_id, S.auth_mode, S.agent_pk, *_TOKENS).where(S.id == bindparam("b_id"))
+# Nothing is pushed to a subscription the registry feeds itself (another kind).
+_SUBSCRIPTION = select(S.pk, S.status, S.task_id, S.auth_mode, S.agent_pk, *_TOKENS).where(
+    S.id == bindparam("b_id"), S.kind == "push"
+)
 A = AGENTS.c
 _AGENT = select(A.pk, A.card_url, A.owner_id, A.jwks_url).where(A.pk == bindparam("b_pk"))
 _JTI = select(M.pk).where(M.subscription_pk == bindparam("b_subscription_pk"), M.jti == bindparam("b_jti"))
@@ -56,8 +59,10 @@ _DUE = waiting_or_due(bindparam("b_subscription_pk"), bindparam("b_task_key"), b
 _GIVEN = ("id", "subscription_pk", "task_key", "kind", "body", "jti", "received_at")  # bound as b_<column>
 
 
-def _insert(dialect: str) -> Any:
-    """Executed once per row (no RETURNING, so no multi-row VALUES): each row sees those before it."""
+def message_insert(dialect: str) -> Any:
+    """A message into the outbox, in its task's order, due at `b_due` unless its task has one pending
+    (parameters `b_<column>` of `_GIVEN`, and `b_due`). Executed once per row (no RETURNING, so no
+    multi-row VALUES): each row sees those before it. Also used by `registry.events`."""
     seq = func.nextval(ORDER_SEQUENCE) if dialect == "postgresql" else _TASK_NEXT
     values: dict[str, Any] = {column: bindparam(f"b_{column}") for column in _GIVEN}
     values |= {"seq": seq, "state": "pending", "due_at": _DUE, "attempts": 0, "replays": 0}
@@ -130,7 +135,7 @@ class RelayIngress:
         # message accepted meanwhile is dead-lettered by the prune job). A rotation counts at once: a
         # token the cached row refuses is checked again against a fresh read.
         self._cached: dict[str, tuple[float, SubscriptionRow]] = {}
-        self._insert = DriverStatement(_insert(engine.dialect.name))
+        self._insert = DriverStatement(message_insert(engine.dialect.name))
         self._committer = GroupCommitter(
             self._write_batch, self._write_one, max_batch=128, serialize=writer_lock(engine).hold
         )

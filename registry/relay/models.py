@@ -13,6 +13,8 @@ from registry.db import Base
 from registry.db.types import UtcDateTime
 
 AUTH_MODES = ("token", "jwt")
+# push: an agent pushes to the relay URL; events: the registry writes its change events (`registry.events`).
+KINDS = ("push", "events")
 MESSAGE_STATES = ("pending", "delivered", "dead")
 MAX_TASK_ID = 200
 _PENDING = text("state = 'pending'")
@@ -39,6 +41,7 @@ class RelaySubscription(Base):
     previous_token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     previous_token_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     status: Mapped[str] = mapped_column(String(10))
+    kind: Mapped[str] = mapped_column(String(10), server_default=text("'push'"))
     status_reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime())
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime())

@@ -59,7 +59,7 @@ class RelayOperations:
 
     def messages(self, actor: Actor, sub_id: str, *, state: str | None, limit: int, cursor: str | None) -> Page:
         """The subscription's messages, newest first. Raises NotFound, InvalidRequest."""
-        sub = self._subscriptions.get(actor, sub_id)
+        sub = self._subscriptions.get(actor, sub_id, kind=None)
         stmt = select(*LISTED).where(M.subscription_pk == sub.pk).order_by(M.pk.desc()).limit(limit + 1)
         if state is not None:
             if state not in MESSAGE_STATES:
@@ -89,7 +89,7 @@ class RelayOperations:
 
     def replay_dead(self, actor: Actor, sub_id: str, since: dt.datetime) -> int:
         """Re-queue every message of the subscription dead-lettered at or after `since`. Raises NotFound, Conflict."""
-        sub = self._subscriptions.get(actor, sub_id)
+        sub = self._subscriptions.get(actor, sub_id, kind=None)
         dead = (M.subscription_pk == sub.pk, M.state == "dead", M.finished_at >= since)
         with self._engine.connect() as conn:
             _refuse_inactive(conn, sub.pk)

@@ -17,6 +17,7 @@ from sqlalchemy import Engine, Row, bindparam, insert, select, update
 from registry.db import DriverStatement, writer_lock
 from registry.db.types import utcnow
 from registry.jobs import LeaseColumns
+from registry.metrics import NULL_METRICS, Metrics
 from registry.relay.delivery import DeliveryOutcome, DueDelivery, RetryPolicy, Target, WebhookPoster
 from registry.relay.models import RelayAttempt, RelayMessage, RelaySubscription
 from registry.relay.secret_box import SecretBox, SecretBoxError
@@ -28,8 +29,10 @@ LEASE = LeaseColumns(T, T.c.pk, T.c.due_at, T.c.lease_owner, T.c.lease_until)
 # (rarely analysed) statistics of relay_subscriptions say.
 IS_ACTIVE = select(S.status).where(S.pk == M.subscription_pk).scalar_subquery() == "active"
 _CLAIM = LEASE.claim_statement(
-    where=(IS_ACTIVE,), then=(~EARLIER_PENDING,), returning=(M.id, M.subscription_pk, M.body, M.attempts)
+    where=(IS_ACTIVE,), then=(~EARLIER_PENDING,), returning=(M.id, M.subscription_pk, M.body, M.attempts, M.kind)
 )
+# A message's media type by its kind: a change event goes as a structured-mode CloudEvent.
+CONTENT_TYPES = {"cloudevent": "application/cloudevents+json"}
 # SET, besides the lease, the columns each row gives (`_message_values`, keys prefixed "b_").
 _OUTCOME_COLUMNS = ("state", "due_at", "attempts", "last_attempt_at", "last_status", "last_error", "finished_at")
 _WRITE = DriverStatement(
@@ -57,6 +60,7 @@ class RelayOutbox:
         lease_seconds: float,
         clock: Callable[[], dt.datetime] = utcnow,
         rng: random.Random | None = None,
+        metrics: Metrics = NULL_METRICS,
     ) -> None:
         """`claims`: where claims run on PostgreSQL (`registry.db.queue_claims(engine)`)."""
         self._engine = engine
@@ -70,6 +74,7 @@ class RelayOutbox:
         self._lease_seconds = lease_seconds
         self._clock = clock
         self._rng = rng or random.Random()
+        self._metrics = metrics
 
     def claim(self, owner: str, limit: int) -> list[DueDelivery]:
         params = LEASE.claim_params(owner, self._clock(), self._lease_seconds, limit)
@@ -82,7 +87,12 @@ class RelayOutbox:
             with self._claims.connect() as conn:
                 rows = conn.execute(_CLAIM, params).all()
         targets = self._targets_of({row.subscription_pk for row in rows})
-        return [DueDelivery(row.pk, row.id, row.body, row.attempts + 1, targets[row.subscription_pk]) for row in rows]
+        return [
+            DueDelivery(
+                row.pk, row.id, row.body, row.attempts + 1, targets[row.subscription_pk], _content_type(row.kind)
+            )
+            for row in rows
+        ]
 
     def perform(self, item: DueDelivery) -> DeliveryOutcome:
         return self._poster.post(item)
@@ -108,6 +118,9 @@ class RelayOutbox:
             if gone := {held[o.pk].subscription_pk for o in kept if o.outcome == "gone"}:
                 disable = update(S).where(S.pk.in_(gone), S.status == "active")
                 conn.execute(disable.values(status="disabled", status_reason=GONE_REASON, updated_at=now))
+        for outcome, write in zip(kept, writes, strict=True):  # committed: count what each attempt did
+            seconds = None if outcome.latency_ms is None else outcome.latency_ms / 1000
+            self._metrics.relay_attempt(write["state"], seconds)
         return len(kept)
 
     def _targets_of(self, pks: set[int]) -> dict[int, Target]:
@@ -147,3 +160,7 @@ class RelayOutbox:
 def _attempt_row(outcome: DeliveryOutcome, write: dict[str, Any]) -> dict[str, Any]:
     row = {name: getattr(outcome, name) for name in _ATTEMPT_FIELDS}
     return row | {"message_pk": outcome.pk, "attempt": write["attempts"], "next_attempt_at": write["due_at"]}
+
+
+def _content_type(kind: str) -> str:
+    return CONTENT_TYPES.get(kind, "application/json")

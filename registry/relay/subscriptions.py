@@ -2,6 +2,7 @@
 relay tokens the agent presents. Refused unless the card says `capabilities.pushNotifications: true`
 (A2A v0.3 §7.5, v1.0 §3.3.4), the target passes the outbound policy (delivery checks it again: DNS
 can change) and header values are single lines. Anyone but the owner (or an admin) gets 404.
+A subscription of another kind (`create_sink`: no agent, no relay token) is fed by the registry itself.
 """
 
 from __future__ import annotations
@@ -113,29 +114,60 @@ class SubscriptionService:
         """Raises InvalidRequest, NotFound (agent), PushNotSupported, OutboundRefused (target)."""
         _check_request(request)
         agent_pk = self._push_agent(request.agent_id)
-        self._check_target(request.target_url)
-        token, sub_id, now = new_relay_token(), "sub_" + secrets.token_hex(12), self._clock()
-        secrets_given = {"token": request.target_token, "authorization": request.target_authorization}
-        sealed = {name: value for name, value in secrets_given.items() if value}
-        row = {"id": sub_id, "owner_id": actor.principal_id, "agent_pk": agent_pk, "agent_id": request.agent_id}
-        row |= {"task_id": request.task_id, "target_url": request.target_url, "auth_mode": request.auth_mode}
-        row |= {"target_secrets": self._box.seal(sealed, sub_id) if sealed else None, "status": "active"}
-        row |= {"token_hash": hash_relay_token(token), "created_at": now, "updated_at": now}
-        with self._sessions.begin() as session:
-            session.execute(insert(S).values(row))
+        token = new_relay_token()
+        sub_id = self._insert(actor, request, "sub_", {"agent_pk": agent_pk, "token_hash": hash_relay_token(token)})
         return IssuedSubscription(self.get(actor, sub_id), token)
 
-    def get(self, actor: Actor, sub_id: str) -> Row[*tuple[Any, ...]]:
-        """Raises NotFound (also for someone else's subscription)."""
+    def create_sink(
+        self,
+        actor: Actor,
+        request: SubscriptionRequest,
+        *,
+        kind: str,
+        prefix: str,
+        attach: Callable[[Session, int], None],
+    ) -> Row[*tuple[Any, ...]]:
+        """A subscription of `kind` whose messages the registry writes itself: no agent, no relay token
+        (nothing can be pushed to it). `attach(session, pk)` writes in the same transaction what the
+        caller keeps about it. Raises InvalidRequest, OutboundRefused (target)."""
+        _check_request(request)
+        sub_id = self._insert(actor, request, prefix, {"agent_pk": None, "token_hash": None, "kind": kind}, attach)
+        return self.get(actor, sub_id, kind=kind)
+
+    def _insert(
+        self,
+        actor: Actor,
+        request: SubscriptionRequest,
+        prefix: str,
+        row: dict[str, Any],
+        attach: Callable[[Session, int], None] | None = None,
+    ) -> str:
+        self._check_target(request.target_url)
+        sub_id, now = prefix + secrets.token_hex(12), self._clock()
+        secrets_given = {"token": request.target_token, "authorization": request.target_authorization}
+        sealed = {name: value for name, value in secrets_given.items() if value}
+        row = row | {"id": sub_id, "owner_id": actor.principal_id, "agent_id": request.agent_id}
+        row |= {"task_id": request.task_id, "target_url": request.target_url, "auth_mode": request.auth_mode}
+        row |= {"target_secrets": self._box.seal(sealed, sub_id) if sealed else None, "status": "active"}
+        row |= {"created_at": now, "updated_at": now}
+        with self._sessions.begin() as session:
+            pk = session.execute(insert(S).values(row).returning(S.pk)).scalar_one()
+            if attach is not None:
+                attach(session, pk)
+        return sub_id
+
+    def get(self, actor: Actor, sub_id: str, *, kind: str | None = "push") -> Row[*tuple[Any, ...]]:
+        """Raises NotFound (also for someone else's subscription, or one of another `kind`; None: any)."""
+        stmt = select(*SHOWN, S.owner_id).where(S.id == sub_id, S.status != "deleted")
         with self._sessions() as session:
-            row = session.execute(select(*SHOWN, S.owner_id).where(S.id == sub_id, S.status != "deleted")).first()
+            row = session.execute(stmt.where(S.kind == kind) if kind else stmt).first()
         if row is None or not (actor.is_admin or row.owner_id == actor.principal_id):
             raise errors.NotFound(f"no relay subscription {sub_id!r}")
         return row
 
-    def list(self, actor: Actor, *, limit: int, cursor: str | None) -> Page:
-        """The caller's subscriptions, newest first (an admin sees everyone's)."""
-        stmt = select(*SHOWN).where(S.status != "deleted").order_by(S.pk.desc()).limit(limit + 1)
+    def list(self, actor: Actor, *, limit: int, cursor: str | None, kind: str = "push") -> Page:
+        """The caller's subscriptions of `kind`, newest first (an admin sees everyone's)."""
+        stmt = select(*SHOWN).where(S.status != "deleted", S.kind == kind).order_by(S.pk.desc()).limit(limit + 1)
         if not actor.is_admin:
             stmt = stmt.where(S.owner_id == actor.principal_id)
         if cursor:
@@ -147,20 +179,20 @@ class SubscriptionService:
         """A new relay token; the old one keeps working for the grace period. Raises NotFound."""
         token, now = new_relay_token(), self._clock()
         previous = {"previous_token_hash": S.token_hash, "previous_token_until": now + self._grace}
-        self._change(actor, sub_id, token_hash=hash_relay_token(token), updated_at=now, **previous)
+        self._change(actor, sub_id, "push", token_hash=hash_relay_token(token), updated_at=now, **previous)
         return IssuedSubscription(self.get(actor, sub_id), token)
 
-    def set_status(self, actor: Actor, sub_id: str, status: str) -> Row[*tuple[Any, ...]]:
+    def set_status(self, actor: Actor, sub_id: str, status: str, *, kind: str = "push") -> Row[*tuple[Any, ...]]:
         """Enable (e.g. after the target answered 410) or disable delivery. Raises NotFound, InvalidRequest."""
         if status not in ("active", "disabled"):
             raise errors.InvalidRequest("status must be active or disabled")
         reason = None if status == "active" else "disabled by its owner"
-        self._change(actor, sub_id, status=status, status_reason=reason, updated_at=self._clock())
-        return self.get(actor, sub_id)
+        self._change(actor, sub_id, kind, status=status, status_reason=reason, updated_at=self._clock())
+        return self.get(actor, sub_id, kind=kind)
 
-    def delete(self, actor: Actor, sub_id: str) -> None:
+    def delete(self, actor: Actor, sub_id: str, *, kind: str = "push") -> None:
         """Stop relaying: the secrets are wiped and undelivered messages dead-lettered. Raises NotFound."""
-        row, now = self.get(actor, sub_id), self._clock()
+        row, now = self.get(actor, sub_id, kind=kind), self._clock()
         wiped = {"token_hash": None, "previous_token_hash": None, "target_secrets": None}
         with self._sessions.begin() as session:
             deleted = {"status": "deleted", "status_reason": "deleted by its owner", "updated_at": now}
@@ -173,8 +205,8 @@ class SubscriptionService:
         opened = self._box.open(row.target_secrets, row.id) if row.target_secrets else {}
         return {"targetToken": "token" in opened, "targetAuthorization": "authorization" in opened}
 
-    def _change(self, actor: Actor, sub_id: str, **values: Any) -> None:
-        row = self.get(actor, sub_id)
+    def _change(self, actor: Actor, sub_id: str, kind: str, **values: Any) -> None:
+        row = self.get(actor, sub_id, kind=kind)
         with self._sessions.begin() as session:
             session.execute(update(S).where(S.pk == row.pk).values(**values))
         self._on_change(sub_id)

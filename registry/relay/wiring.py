@@ -14,6 +14,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from registry.db.types import utcnow
+from registry.metrics import NULL_METRICS, Metrics
 from registry.outbound import OutboundPolicy, SafeHttpClient
 from registry.relay.agent_jwt import AgentJwtVerifier, ResolverFactory
 from registry.relay.delivery import RetryPolicy, WebhookPoster
@@ -77,6 +78,7 @@ def build_relay(
     claims: Engine,
     key_sources: ResolverFactory,
     webhook_key: Callable[[], SigningKey],
+    metrics: Metrics = NULL_METRICS,
     clock: Callable[[], dt.datetime] = utcnow,
     monotonic: Callable[[], float] = time.monotonic,
     rng: random.Random | None = None,
@@ -90,8 +92,9 @@ def build_relay(
     verifier = AgentJwtVerifier(key_sources, max_age=relay.jwt_max_age, clock=clock)
     limiter = RateLimiter(relay.rate, relay.burst, monotonic=monotonic)
     first_delay = functools.partial(policy.first_delay, rng)
+    accepted = _accepted(wakeup, metrics)
     ingress = RelayIngress(
-        engine, verifier, limiter, first_delay=first_delay, on_commit=wakeup.notify, clock=clock, monotonic=monotonic
+        engine, verifier, limiter, first_delay=first_delay, on_commit=accepted, clock=clock, monotonic=monotonic
     )
     grace = relay.token_grace
     subscriptions = SubscriptionService(sessions, http, box, token_grace=grace, clock=clock, on_change=ingress.forget)
@@ -101,7 +104,15 @@ def build_relay(
         subscriptions=subscriptions,
         ingress=ingress,
         outbox=RelayOutbox(
-            engine, claims, poster, box, policy, lease_seconds=relay.lease_seconds, clock=clock, rng=rng
+            engine,
+            claims,
+            poster,
+            box,
+            policy,
+            lease_seconds=relay.lease_seconds,
+            clock=clock,
+            rng=rng,
+            metrics=metrics,
         ),
         operations=RelayOperations(
             engine, subscriptions, retention=relay.retention, clock=clock, on_replay=wakeup.notify
@@ -111,3 +122,13 @@ def build_relay(
         http=http,
         claims=claims if claims is not engine else None,
     )
+
+
+def _accepted(wakeup: RelayWakeup, metrics: Metrics) -> Callable[[], None]:
+    """Once a notification is committed: count it, and wake the delivery job."""
+
+    def committed() -> None:
+        metrics.relay_accepted()
+        wakeup.notify()
+
+    return committed

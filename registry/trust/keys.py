@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from registry.auth import Actor
 from registry.db.types import utcnow
 from registry.errors import Forbidden, InvalidRequest, NotFound
+from registry.metrics import NULL_METRICS, Metrics
 from registry.outbound import OutboundError, SafeHttpClient
 from registry.trust.models import AGENTS, TrustedKey
 from signing import (
@@ -162,13 +163,25 @@ class SafeJwksFetcher:
     """JWKS documents over the safe outbound client (address policy, DNS pinning, size cap,
     deadline). Redirects are not followed: a JWKS URL is trusted for its origin only."""
 
-    def __init__(self, http: SafeHttpClient, *, max_bytes: int, timeout: float) -> None:
+    def __init__(
+        self, http: SafeHttpClient, *, max_bytes: int, timeout: float, metrics: Metrics = NULL_METRICS
+    ) -> None:
         self._http = http
         self._max_bytes = max_bytes
         self._timeout = timeout
+        self._metrics = metrics
 
     def __call__(self, url: str) -> bytes:
         """The body of `url`. Raises JwksFetchError (refused, timeout, too large, not HTTP 200)."""
+        try:
+            body = self._fetch(url)
+        except JwksFetchError:
+            self._metrics.jwks_fetch("failed")
+            raise
+        self._metrics.jwks_fetch("ok")
+        return body
+
+    def _fetch(self, url: str) -> bytes:
         accept = {"Accept": "application/jwk-set+json, application/json;q=0.9"}
         try:
             response = self._http.get(

@@ -18,6 +18,7 @@ from typing import Any, Protocol, cast
 
 from sqlalchemy import Connection, TableClause, delete, insert, select, update
 
+from registry.change_events import SIGNATURE_CHANGED, record_changes
 from registry.trust.models import AGENT_TERMS, AGENTS, CardEndorsement, SignatureCheck
 from signing import Outcome, SignatureResult
 
@@ -129,9 +130,12 @@ def write_trust(conn: Connection, items: list[tuple[CardTrust | None, int, int]]
 def replace_current_trust(conn: Connection, agent_pk: int, trust: CardTrust, version: int | None = None) -> None:
     """Replace the checks, endorsement, roll-up and search term of the agent's current card; with
     `version` (the one verified), nothing is written if another version became current meanwhile."""
-    current = conn.scalar(select(AGENTS.c.card_version).where(AGENTS.c.pk == agent_pk))
-    if current is None or version not in (None, current):
+    stored = conn.execute(
+        select(AGENTS.c.card_version, AGENTS.c.signature_state).where(AGENTS.c.pk == agent_pk)
+    ).first()
+    if stored is None or version not in (None, stored.card_version):
         return
+    current = stored.card_version
     for model in (SignatureCheck, CardEndorsement):
         conn.execute(delete(model).where(model.agent_pk == agent_pk, model.card_version == current))
     write_trust(conn, [(trust, agent_pk, current)])
@@ -139,6 +143,9 @@ def replace_current_trust(conn: Connection, agent_pk: int, trust: CardTrust, ver
     terms = AGENT_TERMS.c
     conn.execute(delete(AGENT_TERMS).where(terms.agent_pk == agent_pk, terms.kind == SIGNATURE_TERM))
     conn.execute(insert(AGENT_TERMS), [{"agent_pk": agent_pk, "kind": SIGNATURE_TERM, "value": trust.state}])
+    if trust.state != stored.signature_state:  # the agent's row is held since the update above
+        previous = {agent_pk: {"signature_previous": stored.signature_state}}
+        record_changes(conn, SIGNATURE_CHANGED, previous, trust.checked_at)
 
 
 def refresh_current_trust(conn: Connection, agent_pk: int, trust: CardTrust | None, version: int | None = None) -> None:

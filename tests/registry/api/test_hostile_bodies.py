@@ -19,7 +19,13 @@ from tests.support.envelopes import is_client_error, refusal_of
 
 # POST endpoints that read no body (they act on the resource in their path). Anything else that
 # takes POST, PUT or PATCH is treated as reading JSON: a new endpoint is covered by default.
-BODYLESS = {"agents.refresh", "health.check_now", "relay.rotate_token", "relay.replay_message"}
+BODYLESS = {
+    "agents.refresh",
+    "health.check_now",
+    "relay.rotate_token",
+    "relay.replay_message",
+    "events.replay_message",
+}
 # The A2A bindings' answers for a URL or method that names no operation (JSON-RPC: invalid request,
 # method not found; HTTP+JSON: google.rpc statuses).
 NO_OPERATION = {"-32600", "-32601", "NOT_FOUND", "METHOD_NOT_ALLOWED", "UNIMPLEMENTED"}
