@@ -14,12 +14,12 @@ from registry.catalog.any_of import AnyOf, narrowed
 from registry.catalog.drift import card_drift
 from registry.catalog.facets import TEXT_MATCHES, Facet, FacetCounter, check_facet_request
 from registry.catalog.models import AgentCard
-from registry.catalog.ranking import RankedSearch, Relevance
+from registry.catalog.ranking import Ranked, RankedSearch, Relevance
 from registry.catalog.records import MAX_TERM, normalize_mode, normalize_tag
 from registry.catalog.reindex import SearchReindex
 from registry.catalog.store import CatalogStore
 from registry.catalog.store_search import SearchFilters
-from registry.cursors import decode_cursor, decode_ranked_cursor, encode_cursor, encode_ranked_cursor
+from registry.cursors import RankKey, decode_cursor, decode_ranked_cursor, encode_cursor, encode_ranked_cursor
 from registry.db.types import utcnow
 from registry.errors import InvalidRequest, NotFound
 
@@ -130,9 +130,33 @@ class CatalogSearch:
         found = self._ranked.rank(query.text, filters, query.ranking, None, TEXT_MATCHES)
         return self._facets.among([result.pk for result in found], kinds, limit, min_count)
 
+    def search_with_facets(
+        self, query: AgentQuery, kinds: Sequence[str], limit: int = 20, min_count: int = 1
+    ) -> tuple[AgentPage, dict[str, Facet]]:
+        """`search(query)` and `facets(query, kinds, limit, min_count)` at once (the web catalog's
+        home page). With text, the query is ranked once for both: the facets count its first
+        TEXT_MATCHES results and the page is the `limit` after the cursor among them (a ranked
+        search holds no more). Raises what `search` and `facets` raise."""
+        if query.text is None:
+            return self.search(query), self.facets(query, kinds, limit, min_count)
+        check_facet_request(kinds, limit, min_count)
+        filters = self._filters(query)
+        if filters is None:
+            return AgentPage([], None, {}), {kind: Facet([], 0) for kind in kinds}
+        after = decode_ranked_cursor(query.cursor)
+        found = self._ranked.rank(query.text, filters, query.ranking, None, TEXT_MATCHES)
+        facets = self._facets.among([result.pk for result in found], kinds, limit, min_count) if kinds else {}
+        following = [result for result in found if after is None or result.key > after][: query.limit + 1]
+        return self._page_of(query, following, after), facets
+
     def _ranked_page(self, query: AgentQuery, filters: SearchFilters) -> AgentPage:
         after = decode_ranked_cursor(query.cursor)
-        ranked = self._ranked.rank(query.text or "", filters, query.ranking, after, query.limit + 1)
+        return self._page_of(
+            query, self._ranked.rank(query.text or "", filters, query.ranking, after, query.limit + 1), after
+        )
+
+    def _page_of(self, query: AgentQuery, ranked: list[Ranked], after: RankKey | None) -> AgentPage:
+        """The page of `ranked`, the up to `limit` + 1 results after `after` (one more: is there a next page)."""
         page = ranked[: query.limit]
         rows = {row.pk: row for row in self._listed([result.pk for result in page])}
         agents = [rows[result.pk] for result in page if result.pk in rows]  # removed meanwhile: gone

@@ -40,8 +40,7 @@ def home() -> tuple[str, int]:
 
 def _search(search: CatalogSearch, state: SearchState, semantic: bool) -> Found:
     query = state.query(semantic)
-    page = search.search(query)
-    facets = search.facets(query, FACET_KINDS, FACET_VALUES)
+    page, facets = search.search_with_facets(query, FACET_KINDS, FACET_VALUES)
     suggested = page.suggested_tags or []
     return Found(result_cards(page.agents), page.next_cursor, facets, suggested, query.text is not None)
 
