@@ -55,6 +55,9 @@ setup(
         "faiss-cpu>=1.15,<2",
         # GET /metrics (registry/metrics): its multiprocess mode shares values between processes.
         "prometheus-client>=0.20,<1",
+        # Domain proofs (registry/ownership): the DNS TXT challenge, and IDNA 2008 names.
+        "dnspython>=2.6,<3",
+        "idna>=3.6,<4",
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1,<4"],
@@ -87,6 +90,8 @@ setup(
             "import-linter>=2.12,<3",
             "types-jsonschema>=4.21",
             "types-waitress>=3.0",
+            # tests/registry/ownership: a DNS server on loopback answering the TXT challenge.
+            "dnslib>=0.9.24,<0.10",
         ],
     },
     entry_points={"console_scripts": ["agentdex=cli.main:cli"]},

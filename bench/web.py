@@ -2,7 +2,8 @@
 /tags and /status, served by the registry as in production over the realistic cards of
 bench/search_corpus.py at 10,000 and 100,000 agents, one request at a time; each row beside the
 issue's target for it. Then Lighthouse (accessibility, best-practices) on the home page with a
-query and on an agent page, with every audit that cost points.
+query and on an agent page (the issue's targets), and on /tags and /status, with every audit that
+cost points.
 
     python bench/web.py --keep /var/tmp/agentdex-ard-bench \\
         --postgres postgresql+psycopg://postgres@127.0.0.1:55433/agentdex_t_ard_bench
@@ -11,7 +12,9 @@ query and on an agent page, with every audit that cost points.
 Times are the server's: each request is sent over one kept-alive loopback connection to the
 registry (granian, as `registry_server` runs it) and timed from sending it to the last byte of
 the answer, the shapes taken in turn (`timed_in_turn`), so what is left besides the server's own
-work is a loopback round trip (tens of microseconds). The corpora are bench/corpora.py's, kept and
+work is a loopback round trip (tens of microseconds). The row "its search alone" sends each home
+page's words and facets to `GET /v1/agents`: the catalog's search without the facet counts and the
+page around it, so the difference is what the page adds. The corpora are bench/corpora.py's, kept and
 reused. Lighthouse 12.2.3 (`npm i -E`, into ~/.cache/agentdex-bench/lighthouse on first use) runs
 Debian's Chromium headless (CHROME_PATH, default /usr/bin/chromium) on the scales of
 --lighthouse-scales; its scores are from one run each (they do not vary with load).
@@ -29,6 +32,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -171,11 +175,11 @@ def lighthouse(url: str) -> tuple[dict[str, float], list[str]]:
     return {name: report["categories"][name]["score"] for name in CATEGORIES}, _lost_points(report)
 
 
-def _lost_points(report: dict[str, object]) -> list[str]:
-    audits, lost = report["audits"], []  # type: ignore[index]
+def _lost_points(report: dict[str, Any]) -> list[str]:
+    audits, lost = report["audits"], []
     for name in CATEGORIES:
-        for ref in report["categories"][name]["auditRefs"]:  # type: ignore[index]
-            audit = audits[ref["id"]]  # type: ignore[index]
+        for ref in report["categories"][name]["auditRefs"]:
+            audit = audits[ref["id"]]
             if ref["weight"] > 0 and audit["score"] is not None and audit["score"] < 1:
                 lost.append(f"{name}: {ref['id']} ({audit['score']:g}): {audit['title']}")
     return lost
@@ -186,7 +190,12 @@ def measure_lighthouse(port: int, database: str, scale: int, vocab: Vocabulary) 
     query = " ".join(vocab.content_words()[:2])
     agent = agent_ids(http, vocab, 1)[0]
     http.close()
-    pages = {f"home: ?q={query}": "/?" + urlencode({"q": query}), "agent page": f"/agents/{agent}"}
+    pages = {
+        f"home: ?q={query}": "/?" + urlencode({"q": query}),
+        "agent page": f"/agents/{agent}",
+        "tags page": "/tags",  # no target; audited so that a lapse shows
+        "status page": "/status",
+    }
     runs = []
     for page, path in pages.items():
         url = f"http://127.0.0.1:{port}{path}"

@@ -35,6 +35,7 @@ COMMANDS = {
     "serve": LazyCommand("cli.server:serve"),
     "db": LazyCommand("cli.server:db"),
     "tokens": LazyCommand("cli.tokens:tokens"),
+    "domains": LazyCommand("cli.domains:domains"),
     "register": LazyCommand("cli.catalog:register"),
     "search": LazyCommand("cli.catalog:search", ("cli.search_index",)),
     "show": LazyCommand("cli.catalog:show"),
@@ -54,6 +55,7 @@ COMMANDS = {
     "audit": LazyCommand("cli.audit:audit"),
     "events": LazyCommand("cli.events:events"),
     "ard": LazyCommand("cli.ard:ard"),
+    "agents": LazyCommand("cli.agent_ownership:agents"),
 }
 
 

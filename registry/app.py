@@ -24,6 +24,8 @@ from registry.events import api as events
 from registry.health import api as health
 from registry.metrics.api import register_metrics
 from registry.observability import RequestIdMiddleware
+from registry.ownership import agents_bp as ownership_agents_bp
+from registry.ownership import domains_bp
 from registry.relay import api as relay
 from registry.relay import api_ingress as relay_ingress
 from registry.request_input import check_url
@@ -117,6 +119,8 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(events.bp)
     app.register_blueprint(tokens.bp)
     app.register_blueprint(audit.bp)
+    app.register_blueprint(domains_bp)
+    app.register_blueprint(ownership_agents_bp)
     app.register_blueprint(a2a)
     app.register_blueprint(ard_manifest.bp)
     app.register_blueprint(ard_search.bp)

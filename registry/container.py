@@ -39,6 +39,7 @@ from registry.health import CrawlPolicy, CrawlService, HealthPolicy, HealthProbe
 from registry.metrics import NULL_METRICS, Metrics, build_metrics
 from registry.observability import NullTracing, Tracing, start_tracing
 from registry.outbound import OutboundPolicy, SafeHttpClient
+from registry.ownership import AgentPolicy, DomainServices, build_agent_policy, build_domains
 from registry.relay import RelayServices, build_relay, card_key_sources, relay_gauges, relay_policy
 from registry.retrieval.embedding import Embedder, NullEmbedder, WordLlamaEmbedder
 from registry.settings import Settings
@@ -78,6 +79,8 @@ class Services:
     federation: Federation
     manifest_crawl: ManifestCrawling  # domains registered with their ARD manifests, re-crawled
     events: EventServices  # change events: subscriptions and the fan-out to the relay (registry.events)
+    domains: DomainServices  # proven domains: covers/owner_of, /v1/domains, their re-checks (registry.ownership)
+    agent_policy: AgentPolicy  # AGENTDEX_OWNERSHIP: the catalog's gate, review and claims (registry.ownership)
     checkpointer: WalCheckpointer | None = None
     metrics: Metrics = NULL_METRICS  # AGENTDEX_METRICS (registry.metrics)
     tracing: Tracing = dataclasses.field(default_factory=NullTracing)  # OTEL_EXPORTER_OTLP_ENDPOINT
@@ -225,7 +228,8 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
     trust = trust_service(settings, engine, sessions, http, keys, metrics)
     embedder = WordLlamaEmbedder() if settings.search_semantic else NullEmbedder()
     store = catalog_store(engine, embedder)
-    catalog = CatalogService(store, fetcher, limits, trust)
+    agent_policy = build_agent_policy(settings.ownership.policy, sessions, store)
+    catalog = CatalogService(store, fetcher, limits, trust, gate=agent_policy.gate)
     ranked = RankedSearch(store, embedder, RankingSettings(semantic_floor=settings.search_semantic_floor))
     search = CatalogSearch(store, ranked, hide_dead_after=settings.worker.hide_dead_after)
     relay = relay_services(settings, engine, sessions, http, keys, trust, metrics)
@@ -257,6 +261,8 @@ def build_services(settings: Settings, *, long_running: bool = False) -> Service
         ),
         manifest_crawl=manifest_crawling(settings, engine, http, catalog),
         events=build_events(settings, engine, sessions, relay),
+        domains=build_domains(settings, engine, sessions, http),
+        agent_policy=agent_policy,
         checkpointer=WalCheckpointer(database_file).start() if database_file else None,
         metrics=metrics,
         tracing=tracing,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from registry.container import Services
 from registry.events import EVENTS_FANOUT
 from registry.jobs import Job, LeasedJob, PeriodicJob
+from registry.ownership import DOMAIN_RECHECK
 from registry.relay import RELAY_DELIVERY
 
 HEALTH_PROBE = "health-probe"
@@ -24,6 +25,7 @@ JOB_NAMES = (
     TAG_COUNTS,
     MANIFEST_RECRAWL,
     EVENTS_FANOUT,
+    DOMAIN_RECHECK,
 )
 PRUNE_EVERY = 600.0
 TAG_COUNTS_EVERY = 2.0  # with nothing to fold, a fold is one read of an empty table
@@ -31,7 +33,7 @@ TAG_COUNTS_EVERY = 2.0  # with nothing to fold, a fold is one read of an empty t
 
 def scheduled_jobs(services: Services) -> list[Job]:
     """Every job the worker runs, built from the wired services."""
-    worker = services.settings.worker
+    worker, ownership = services.settings.worker, services.settings.ownership
     return [
         LeasedJob(HEALTH_PROBE, worker.tick, services.health, batch=2 * worker.threads),
         LeasedJob(RECRAWL, worker.tick, services.crawler, batch=2 * worker.threads),
@@ -42,4 +44,5 @@ def scheduled_jobs(services: Services) -> list[Job]:
         # A domain's crawl fetches many cards itself: a few at a time.
         LeasedJob(MANIFEST_RECRAWL, worker.tick, services.manifest_crawl.recrawl, batch=2),
         services.events.fanout_job(services.settings),
+        LeasedJob(DOMAIN_RECHECK, worker.tick, services.domains.recheck, batch=ownership.recheck_batch),
     ]

@@ -9,6 +9,7 @@ from registry.db import Base
 from registry.discovery import ManifestListing, ManifestSource
 from registry.events import EventSubscription
 from registry.health import HealthCheck
+from registry.ownership import Domain
 from registry.relay import RelayAttempt, RelayMessage, RelaySubscription
 from registry.trust import CardEndorsement, RegistryKey, SignatureCheck, TrustedKey
 
@@ -22,6 +23,7 @@ __all__ = [
     "Base",
     "CardEndorsement",
     "ChangeEvent",
+    "Domain",
     "EventSubscription",
     "HealthCheck",
     "ManifestListing",

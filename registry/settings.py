@@ -24,6 +24,7 @@ from registry.settings_env import (
     env_networks,
 )
 from registry.settings_operations import OperationsSettings
+from registry.settings_ownership import OwnershipSettings
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +201,7 @@ class Settings:
     relay: RelaySettings = dataclasses.field(default_factory=lambda: RelaySettings())
     ard: ArdSettings = ArdSettings()
     operations: OperationsSettings = OperationsSettings()
+    ownership: OwnershipSettings = OwnershipSettings()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -238,6 +240,7 @@ class Settings:
             relay=RelaySettings.from_env(env),
             ard=ArdSettings.from_env(env),
             operations=OperationsSettings.from_env(env),
+            ownership=OwnershipSettings.from_env(env),
         )
 
     @property

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from migrations.baseline_ownership import OWNERSHIP_TABLES, create_ownership_tables
 from migrations.baseline_tables import TABLES, create_tables
 
 revision = "0001_baseline"
@@ -42,6 +43,7 @@ def upgrade() -> None:
     _manifest_tables()
     _a2a_tasks()
     _change_events()
+    create_ownership_tables()
     dialect = op.get_bind().dialect.name
     if dialect == "sqlite":
         _sqlite_text_index()
@@ -60,6 +62,8 @@ def downgrade() -> None:
         op.execute("DROP FUNCTION agentdex_relay_notify()")
         op.execute("DROP SEQUENCE relay_message_order")
         op.drop_table("agent_search")
+    for table in OWNERSHIP_TABLES:
+        op.drop_table(table)
     op.drop_table("a2a_tasks")
     for table in EVENT_TABLES:
         op.drop_table(table)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry import events, relay
+from registry import events, ownership, relay
 from registry.api import audit
 from registry.trust import SIGNATURE_STATES
 
@@ -155,19 +155,27 @@ def openapi_document() -> dict[str, Any]:
                 "AgentCard": {"type": "object"},
                 "Token": {
                     "type": "object",
-                    "description": "an API token as an admin sees it: never the token itself, nor its hash",
+                    "description": "an API token as its owner or an admin sees it: never the token, nor its hash",
                     "properties": {
                         "id": {"type": "integer"},
                         "name": {"type": "string"},
                         "principal": {"type": "string"},
                         "scopes": {"type": "array", "items": {"enum": ["agents:write", "relay", "metrics:read", "admin"]}},
+                        "domains": {
+                            "type": ["array", "null"],
+                            "items": {"type": "string"},
+                            "description": "hosts (and their subdomains) whose agents the token may change; null: any",
+                        },
                         "prefix": {"type": "string", "description": "the token's first characters"},
                         "createdAt": {"type": "string", "format": "date-time"},
+                        "lastUsedAt": {"type": ["string", "null"], "format": "date-time"},
+                        "expiresAt": {"type": ["string", "null"], "format": "date-time"},
                         "revokedAt": {"type": ["string", "null"], "format": "date-time"},
                     },
                 },
                 **relay.OPENAPI_SCHEMAS,
                 **events.OPENAPI_SCHEMAS,
+                **ownership.DOMAINS_OPENAPI_SCHEMAS,
                 **audit.OPENAPI_SCHEMAS,
             },
         },
@@ -284,7 +292,8 @@ def openapi_document() -> dict[str, Any]:
             },
             "/v1/tokens": {
                 "get": _op(
-                    "API tokens (admin): {items: [Token], nextCursor}, oldest first; revoked ones with includeRevoked",
+                    "The caller's API tokens (an admin: all): {items: [Token], nextCursor}, oldest first; revoked ones "
+                    "with includeRevoked",
                     params=[
                         _q("includeRevoked", {"type": "boolean"}, "also revoked tokens (default false)"),
                         _q("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "default 100"),
@@ -296,8 +305,9 @@ def openapi_document() -> dict[str, Any]:
             },
             "/v1/tokens/{token_id}": {
                 "delete": _op(
-                    "Revoke a token (admin); answers the Token with revokedAt. Idempotent; a revoked token "
-                    "is refused with 401 token_revoked",
+                    "Revoke one of the caller's tokens (an admin: any; another's is 404); answers the Token with "
+                    "revokedAt and revokedNow (false: it was revoked before). Idempotent; a revoked token is "
+                    "refused with 401 token_revoked",
                     params=[TOKEN_ID],
                     auth=True,
                     errors=("401", "403", "404"),
@@ -306,5 +316,6 @@ def openapi_document() -> dict[str, Any]:
             **relay.openapi_paths(_op, _q),
             **events.openapi_paths(_op, _q),
             **audit.openapi_paths(_op, _q),
+            **ownership.domains_openapi_paths(_op, _q),
         },
     }

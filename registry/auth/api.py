@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from flask import current_app, g, request
 
-from registry.auth.tokens import Actor
+from registry.auth.actor import Actor
 from registry.errors import Forbidden, Unauthorized
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -24,14 +24,15 @@ def bearer_actor() -> Actor:
     return actor
 
 
-def requires(scope: str) -> Callable[[F], F]:
-    """Let the call through only with a valid token that carries `scope` (or `admin`)."""
+def requires(scope: str | None) -> Callable[[F], F]:
+    """Let the call through only with a valid token that carries `scope` (or `admin`); `scope`
+    None: any valid token (a caller managing its own tokens)."""
 
     def decorate(view: F) -> F:
         @functools.wraps(view)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             actor = bearer_actor()
-            if not actor.can(scope):
+            if scope is not None and not actor.can(scope):
                 raise Forbidden(f"the token lacks the {scope!r} scope")
             g.actor = actor
             return view(*args, **kwargs)

@@ -1,5 +1,6 @@
-"""`/v1/tokens`: an admin lists the registry's API tokens and revokes them. Neither a token nor
-its hash ever leaves the registry; `prefix` (its first characters) tells them apart."""
+"""`/v1/tokens`: a caller lists and revokes its own API tokens, an admin everyone's. Neither a
+token nor its hash ever leaves the registry; `prefix` (its first characters) tells them apart.
+Another principal's token is answered as if it did not exist (404), so ids reveal nothing."""
 
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ def _tokens() -> TokenService:
 
 
 @bp.get("")
-@requires("admin")
+@requires(None)
 def list_tokens() -> Response:
     refuse_unknown(request.args.keys(), {"includeRevoked", "limit", "cursor"}, "query parameters")
     limit = query_int("limit", 100, 1, 500)
+    actor = current_actor()
     infos = _tokens().listed(
+        owner=None if actor.is_admin else actor.principal_id,
         include_revoked=query_choice("includeRevoked", ("true", "false"), "false") == "true",
         after=decode_cursor(request.args.get("cursor")),
         limit=limit + 1,
@@ -36,11 +39,12 @@ def list_tokens() -> Response:
 
 
 @bp.delete("/<token_id>")
-@requires("admin")
+@requires(None)
 def revoke(token_id: str) -> Response:
-    """Revoke for good (idempotent: a revoked token answers with the time it was first revoked)."""
+    """Revoke for good, a caller's own token or any for an admin. Idempotent: a revoked token
+    answers with the time it was first revoked, and `revokedNow` says whether this call did it."""
     pk = parse_pk(token_id)
     if pk is None:
         raise NotFound(f"no token with id {token_id!r}: token ids are numbers (GET /v1/tokens lists them)")
-    info, _ = _tokens().revoke(pk, current_actor())
-    return jsonify(info.to_dict())
+    info, now = _tokens().revoke(pk, current_actor())
+    return jsonify({**info.to_dict(), "revokedNow": now})

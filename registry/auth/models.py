@@ -1,4 +1,5 @@
-"""Principals and their API tokens (stored as SHA-256, shown once)."""
+"""Principals and their API tokens (stored as SHA-256, shown once; optionally expiring and
+narrowed to domains)."""
 
 from __future__ import annotations
 
@@ -32,5 +33,10 @@ class ApiToken(Base):
     scopes: Mapped[str] = mapped_column(String(500))
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime())
     revoked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # Kept to the minute: written on the first use in each minute, not on every request.
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # Space-separated hosts the token may act on (`example.com`, `127.0.0.1:8443`); None: anywhere.
+    domains: Mapped[str | None] = mapped_column(String(2000), nullable=True)
 
     principal: Mapped[Principal] = relationship(back_populates="tokens")

@@ -4,9 +4,22 @@ from registry.catalog.card_urls import canonical_card_url
 from registry.catalog.errors import CatalogError, InvalidCard
 from registry.catalog.facets import Facet
 from registry.catalog.fetcher import AgentTimeout, CardFetcher, CardFetchError, CardTooLarge, FetchedCard, NotModified
+from registry.catalog.gate import (
+    ACTIVE,
+    DELETE,
+    PENDING,
+    REJECTED,
+    STATUS,
+    UNLISTED,
+    VERSION,
+    OpenGate,
+    RegistrationGate,
+    is_entry_owner,
+)
 from registry.catalog.gauges import agent_gauges
 from registry.catalog.listing import CatalogListing, ListedBlock
 from registry.catalog.models import Agent, AgentCard, AgentEmbedding, AgentTerm, TagCount, TagCountDelta
+from registry.catalog.moderation import CatalogModeration
 from registry.catalog.presenters import api_time, health_json
 from registry.catalog.query_syntax import QuerySyntaxError, filtered_query, parse_query
 from registry.catalog.ranking import RankedSearch, RankingSettings, Relevance
@@ -18,6 +31,17 @@ from registry.catalog.store_postgres import PostgresCatalogStore
 from registry.catalog.store_sqlite import SqliteCatalogStore
 
 __all__ = [
+    "ACTIVE",
+    "DELETE",
+    "PENDING",
+    "REJECTED",
+    "STATUS",
+    "UNLISTED",
+    "VERSION",
+    "CatalogModeration",
+    "OpenGate",
+    "RegistrationGate",
+    "is_entry_owner",
     "AgentTimeout",
     "CardTooLarge",
     "CatalogError",

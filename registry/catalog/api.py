@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
+from sqlalchemy import Row
 
 from registry import heap
-from registry.auth import requires
+from registry.auth import Actor, bearer_actor, requires
+from registry.catalog.gate import UNLISTED
 from registry.catalog.presenters import agent_json, page_json
-from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, STATUS_FILTERS, AgentQuery
-from registry.errors import BadRequest, InvalidRequest
+from registry.catalog.search import CAPABILITIES, HEALTH_FILTERS, STATUS_FILTERS, AgentPage, AgentQuery
+from registry.errors import BadRequest, InvalidRequest, NotFound
 from registry.metrics import count_registration, counting_registration
 from registry.request_input import (
     current_actor,
@@ -61,7 +64,28 @@ def resolve_agent_id(endpoint: str | None, values: dict[str, Any] | None) -> Non
 
 
 def _agent_response(agent_id: str) -> Response:
-    return jsonify(agent_json(_services().search.get(agent_id)))
+    return jsonify(agent_json(_visible(agent_id)))
+
+
+def _visible(agent_id: str) -> Row[Any]:
+    """The agent, if the caller may read it: an entry in review (pending, rejected) only to those the
+    registration gate shows it to (its owner, its domain's proven owner, admins); else 404."""
+    row = _services().search.get(agent_id, unlisted=True)
+    if row.status in UNLISTED and not _services().catalog.shows(_caller(), agent_id):
+        raise NotFound(f"no agent with id {agent_id!r}")
+    return row
+
+
+def _caller() -> Actor | None:
+    """Who calls a read that needs no token: None without one; a bad token is refused (401)."""
+    return bearer_actor() if "Authorization" in request.headers else None
+
+
+def _reviewable(page: AgentPage) -> AgentPage:
+    """A page of entries in review, cut to those the caller may see (a token is needed: 401).
+    The cursor still walks every such entry, so a page may be shorter than `limit`."""
+    actor, catalog = bearer_actor(), _services().catalog
+    return dataclasses.replace(page, agents=[row for row in page.agents if catalog.shows(actor, row.id)])
 
 
 @bp.post("")
@@ -146,7 +170,7 @@ def search() -> Response:
         output_mode=request.args.get("outputMode"),
         capabilities=capabilities,
         protocol_version=request.args.get("protocolVersion"),
-        status=query_choice("status", STATUS_FILTERS, "active") or "active",
+        status=query_choice("status", (*STATUS_FILTERS, *UNLISTED), "active") or "active",
         updated_since=query_time("updatedSince"),
         health=query_choice("health", HEALTH_FILTERS),
         include_dead=query_choice("includeDead", ("true", "false"), "false") == "true",
@@ -155,7 +179,8 @@ def search() -> Response:
         limit=query_int("limit", 50, 1, _services().settings.page_limit_max),
         cursor=request.args.get("cursor"),
     )
-    return jsonify(page_json(_services().search.search(query)))
+    page = _services().search.search(query)
+    return jsonify(page_json(_reviewable(page) if query.status in UNLISTED else page))
 
 
 @bp.get("/<agent_id>")
@@ -168,6 +193,7 @@ def get_agent(agent_id: str) -> Response:
 def get_card(agent_id: str) -> Response:
     refuse_unknown(request.args.keys(), {"version", "endorsed"}, "query parameters")
     version = query_int("version", 0, 1, 1_000_000_000) or None
+    _visible(agent_id)
     if query_choice("endorsed", ("true", "false"), "false") == "true":
         return endorsed_card_response(_services().trust_reads.endorsed_card(agent_id, version, request.host_url))
     card = _services().search.card(agent_id, version)
@@ -179,6 +205,7 @@ def get_card(agent_id: str) -> Response:
 @bp.get("/<agent_id>/versions")
 def versions(agent_id: str) -> Response:
     refuse_unknown(request.args.keys(), set(), "query parameters")
+    _visible(agent_id)
     return jsonify({"items": _services().search.versions(agent_id)})
 
 

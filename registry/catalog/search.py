@@ -13,6 +13,7 @@ from sqlalchemy import Row
 from registry.catalog.any_of import AnyOf, narrowed
 from registry.catalog.drift import card_drift
 from registry.catalog.facets import TEXT_MATCHES, Facet, FacetCounter, check_facet_request
+from registry.catalog.gate import LISTED, UNLISTED
 from registry.catalog.models import AgentCard
 from registry.catalog.ranking import Ranked, RankedSearch, Relevance
 from registry.catalog.records import MAX_TERM, normalize_mode, normalize_tag
@@ -199,6 +200,8 @@ class CatalogSearch:
         any_tags = sorted({normalize_tag(t)[:MAX_TERM] for t in query.tags}) if query.match_any else []
         allowed_health = narrowed("health", query.health, any_of.health)
         allowed_status = narrowed("status", None if query.status == "any" else query.status, any_of.status)
+        if allowed_status is None:  # "any" status is any listed one: entries in review are in no search
+            allowed_status = LISTED
         if allowed_health == () or allowed_status == ():
             return None
         groups = any_of.groups_beside(terms)
@@ -229,10 +232,11 @@ class CatalogSearch:
             return None
         return self._clock() - dt.timedelta(seconds=self._hide_dead_after)
 
-    def get(self, agent_id: str) -> Row[Any]:
-        """The agent as the API lists it (`registry.catalog.store.LISTED_COLUMNS`). Raises NotFound."""
+    def get(self, agent_id: str, *, unlisted: bool = False) -> Row[Any]:
+        """The agent as the API lists it (`registry.catalog.store.LISTED_COLUMNS`). Raises NotFound,
+        also for an entry in review (pending or rejected) unless `unlisted` (its reader may see it)."""
         row = self._store.listed(agent_id)
-        if row is None:
+        if row is None or (row.status in UNLISTED and not unlisted):
             raise NotFound(f"no agent with id {agent_id!r}")
         return row
 

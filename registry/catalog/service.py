@@ -17,20 +17,21 @@ from registry.auth import Actor
 from registry.catalog.card_urls import canonical_card_url
 from registry.catalog.errors import InvalidCard
 from registry.catalog.fetcher import CardFetcher, FetchedCard, NotModified
+from registry.catalog.gate import ACTIVE, DELETE, STATUS, UNLISTED, VERSION, OpenGate, RegistrationGate
+from registry.catalog.imports import BulkImports
 from registry.catalog.models import Agent
 from registry.catalog.records import CardRecord, agent_values
 from registry.catalog.store import CatalogStore, NewAgent
 from registry.db.group_commit import GroupCommitter
 from registry.db.types import utcnow
-from registry.errors import AmbiguousId, BadRequest, Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
-from registry.trust import CardTrust, CatalogTrust, KeyScope, SignatureRequired, refresh_current_trust
+from registry.errors import AmbiguousId, BadRequest, Conflict, InvalidRequest, NotFound, PayloadTooLarge
+from registry.trust import CardTrust, CatalogTrust, KeyScope, refresh_current_trust
 from registry.validation import CardLimits, summarize_card, validate_card
 
 STATUSES = ("active", "deprecated")
 ID_LENGTH = len(str(uuid.UUID(int=0)))  # agent ids are UUIDs (`new_id`)
 MIN_ID_PREFIX = 8  # shorter prefixes would name many agents in a large catalog
 CANDIDATES_SHOWN = 5  # of an ambiguous prefix
-IMPORT_ITEM_FIELDS = frozenset({"card", "cardUrl", "jwksUrl"})
 # What a just-registered agent shows before its first probe (the columns' server defaults).
 NEW_AGENT_HEALTH = {
     "health_state": "unknown",
@@ -55,16 +56,7 @@ class AgentSnapshot:
         return cls(SimpleNamespace(**columns))
 
 
-@dataclasses.dataclass(frozen=True)
-class ImportOutcome:
-    """One line of a bulk import: the new agent id, or the error that stopped it."""
-
-    index: int
-    agent_id: str | None = None
-    error: dict[str, Any] | None = None
-
-
-class CatalogService:
+class CatalogService(BulkImports):
     def __init__(
         self,
         store: CatalogStore,
@@ -74,14 +66,17 @@ class CatalogService:
         *,
         clock: Callable[[], dt.datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        gate: RegistrationGate | None = None,
     ) -> None:
-        """`trust` verifies and endorses every card version (`registry.trust.NoTrust` when off)."""
+        """`trust` verifies and endorses every card version (`registry.trust.NoTrust` when off);
+        `gate` decides who may register and change what (`OpenGate`: the registrant owns it)."""
         self._store = store
         self._fetcher = fetcher
         self._limits = limits
         self._trust = trust
         self._clock = clock
         self._new_id = new_id
+        self._gate: RegistrationGate = gate or OpenGate()
         # Registrations that arrive together are written in one transaction (`GroupCommitter`).
         self._committer: GroupCommitter[NewAgent] = GroupCommitter(
             self._write_registrations,
@@ -113,34 +108,6 @@ class CatalogService:
             record = self._record(card, raw, canonical_card_url(card_url), source="pushed", scope=scope)
             return self._insert_one(actor, record, scope)
 
-    def import_cards(self, actor: Actor, items: list[Any]) -> list[ImportOutcome]:
-        """Register many uploaded cards at once; each item succeeds or fails on its own."""
-        outcomes: list[ImportOutcome] = []
-        batch: list[tuple[int, NewAgent]] = []
-        shared_scope = self._trust.new_scope(actor, None)
-        for index, item in enumerate(items):
-            try:
-                scope = self._import_scope(actor, item, shared_scope)
-                record = self._record(
-                    item["card"], None, canonical_card_url(item.get("cardUrl", "")), source="pushed", scope=scope
-                )
-                batch.append((index, NewAgent(record, self._new_agent_columns(actor, record, scope))))
-            except (InvalidRequest, InvalidCard, PayloadTooLarge, SignatureRequired) as error:
-                outcomes.append(ImportOutcome(index, error=_error_dict(error)))
-        outcomes.extend(self._insert_batch(actor, batch))
-        return sorted(outcomes, key=lambda o: o.index)
-
-    def import_listed(self, actor: Actor, cards: list[tuple[str, FetchedCard, str]]) -> list[ImportOutcome]:
-        """An ARD manifest's cards as `import_cards`: (card URL, as fetched, "crawled" or inline "pushed")."""
-        outcomes, batch, scope = [], [], self._trust.new_scope(actor, None)
-        for index, (url, got, source) in enumerate(cards):
-            try:
-                record = self._record(got.card, got.body, url, source=source, scope=scope, fetched=got)
-                batch.append((index, NewAgent(record, self._new_agent_columns(actor, record, scope))))
-            except (InvalidCard, PayloadTooLarge, SignatureRequired) as error:
-                outcomes.append(ImportOutcome(index, error=_error_dict(error)))
-        return sorted([*outcomes, *self._insert_batch(actor, batch)], key=lambda o: o.index)
-
     # -- naming an agent ------------------------------------------------------------------
 
     def resolve_id(self, text: str) -> str:
@@ -169,13 +136,13 @@ class CatalogService:
 
     def replace_card(self, actor: Actor, agent_id: str, card: object, raw: bytes | None = None) -> bool:
         """Store a pushed card as the agent's new version. Returns False when nothing changed."""
-        agent = self._owned(actor, agent_id)
+        agent = self._changing(actor, agent_id, VERSION)
         record = self._record(card, raw, agent.card_url, source="pushed", scope=self._trust.scope_of(agent))
         return self._new_version(actor, agent, record, "card.replace")
 
     def refresh(self, actor: Actor, agent_id: str) -> bool:
         """Re-fetch the agent's card now. Returns False when the card did not change."""
-        agent = self._owned(actor, agent_id)
+        agent = self._changing(actor, agent_id, VERSION)
         fetched = self._fetcher.fetch(agent.card_url)
         if isinstance(fetched, NotModified):
             return False
@@ -183,10 +150,17 @@ class CatalogService:
         return self._new_version(actor, agent, record, "card.refresh")
 
     def update_status(self, actor: Actor, agent_id: str, status: str | None, message: str | None) -> None:
-        """Set `active`/`deprecated` and a status message. Raises InvalidRequest, NotFound, Forbidden."""
+        """Set `active`/`deprecated` and a status message. Raises InvalidRequest, NotFound, Forbidden,
+        Conflict (an entry in review: approving it is the reviewer's)."""
         if status is not None and status not in STATUSES:
             raise InvalidRequest(f"status must be one of {list(STATUSES)}, not {status!r}")
-        agent = self._owned(actor, agent_id)
+        agent = self._changing(actor, agent_id, STATUS)
+        if agent.status in UNLISTED:
+            raise Conflict(
+                f"agent {agent_id} is {agent.status} in review: an admin or the proven owner of its domain "
+                f"approves it (POST /v1/agents/{agent_id}/approve)",
+                {"status": agent.status},
+            )
         changes: dict[str, Any] = {"updated_at": self._clock()}
         if status is not None:
             changes["status"] = status
@@ -198,10 +172,20 @@ class CatalogService:
 
     def delete(self, actor: Actor, agent_id: str) -> None:
         """Remove the agent, its history and index rows; the audit log keeps the fact."""
-        agent = self._owned(actor, agent_id)
+        agent = self._changing(actor, agent_id, DELETE)
         self._store.remove(
             agent.pk, self._audit(actor, "agent.delete", agent_id, {"cardUrl": agent.card_url, "name": agent.name})
         )
+
+    def admit_manifest(self, actor: Actor, domain_url: str) -> None:
+        """Raises Forbidden when `actor` may not register what the domain's ARD manifest lists."""
+        actor.require_domain_of(domain_url)
+        self._gate.admit_manifest(actor, domain_url)
+
+    def shows(self, actor: Actor | None, agent_id: str) -> bool:
+        """Whether `actor` may read the agent when it is unlisted (pending or rejected in review)."""
+        agent = self._store.agent(agent_id)
+        return agent is not None and self._gate.may_see(actor, agent)
 
     def fold_tag_counts(self) -> int:
         """Fold the tag counts' pending changes (the `tag-counts` job)."""
@@ -288,29 +272,23 @@ class CatalogService:
             fetched.card, fetched.body, card_url, source="crawled", scope=scope, fetched=fetched, enforce=enforce
         )
 
-    def _import_scope(self, actor: Actor, item: Any, shared: KeyScope | None) -> KeyScope | None:
-        """The item's own scope when it names the agent's JWKS, else the one shared by the import.
-        Raises InvalidRequest for an item that is not {"card", "cardUrl", "jwksUrl"?}."""
-        if not isinstance(item, dict) or not isinstance(item.get("card"), dict):
-            raise InvalidRequest('each item needs {"card": {...}, "cardUrl": "..."}')
-        unknown = sorted(set(item) - IMPORT_ITEM_FIELDS)
-        if unknown:
-            raise InvalidRequest(f"unknown fields {unknown}; an item has {sorted(IMPORT_ITEM_FIELDS)}")
-        jwks_url = item.get("jwksUrl")
-        if jwks_url is None:
-            return shared
-        if not isinstance(jwks_url, str):
-            raise InvalidRequest("jwksUrl must be a string (the agent's JWKS URL)")
-        return self._trust.new_scope(actor, jwks_url)
+    def _new_agent(self, actor: Actor, record: CardRecord, scope: KeyScope | None) -> NewAgent:
+        """The agent's rows, if the actor's token and the gate admit it (raises Forbidden), in the
+        status the gate says."""
+        actor.require_domain_of(record.card_url)
+        status = self._gate.admit(actor, record)
+        return NewAgent(record, self._new_agent_columns(actor, record, scope, status))
 
-    def _new_agent_columns(self, actor: Actor, record: CardRecord, scope: KeyScope | None) -> dict[str, Any]:
+    def _new_agent_columns(
+        self, actor: Actor, record: CardRecord, scope: KeyScope | None, status: str = ACTIVE
+    ) -> dict[str, Any]:
         now = self._clock()
         return {
             **UNVERIFIED,
             **agent_values(record),
             "id": self._new_id(),
             "owner_id": actor.principal_id,
-            "status": "active",
+            "status": status,
             "status_message": None,
             "card_version": 1,
             "created_at": now,
@@ -320,10 +298,9 @@ class CatalogService:
         }
 
     def _insert_one(self, actor: Actor, record: CardRecord, scope: KeyScope | None) -> AgentSnapshot:
-        columns = self._new_agent_columns(actor, record, scope)
-        new = NewAgent(
-            record, columns, self._audit(actor, "agent.register", columns["id"], {"cardUrl": record.card_url})
-        )
+        new = self._new_agent(actor, record, scope)
+        columns = new.columns
+        new.audit = self._audit(actor, "agent.register", columns["id"], {"cardUrl": record.card_url})
         self._committer.submit(new)
         if new.pk is None:
             self._refuse_known_url(record.card_url)
@@ -334,44 +311,18 @@ class CatalogService:
         for new, pk in zip(batch, self._store.insert_new(batch)):
             new.pk = pk
 
-    def _insert_batch(self, actor: Actor, batch: list[tuple[int, NewAgent]]) -> list[ImportOutcome]:
-        """Insert the batch in one transaction, with one audit entry for the import."""
-        known = self._store.known_urls([new.record.card_url for _, new in batch])
-        outcomes = [
-            ImportOutcome(i, error=_conflict(new.record.card_url, known[new.record.card_url]))
-            for i, new in batch
-            if new.record.card_url in known
-        ]
-        fresh = [(i, new) for i, new in batch if new.record.card_url not in known]
-        if not fresh:
-            return outcomes
-        fresh[0][1].audit = self._audit(actor, "agent.import", None, {"count": len(fresh)})
-        for (i, new), pk in zip(fresh, self._store.insert_new([new for _, new in fresh])):
-            if pk is not None:
-                outcomes.append(ImportOutcome(i, agent_id=new.columns["id"]))
-                continue
-            url = new.record.card_url
-            existing = self._store.known_urls([url]).get(url)
-            outcomes.append(
-                ImportOutcome(
-                    i,
-                    error=_conflict(url, existing)
-                    if existing
-                    else _error_dict(Conflict(f"{url} appears more than once in this import")),
-                )
-            )
-        return outcomes
-
     def _new_version(self, actor: Actor, agent: Agent, record: CardRecord, action: str) -> bool:
+        self._gate.admit_version(actor, agent, record)
         audit = self._audit(actor, action, agent.id, {})
         return self._store.replace_version(agent.pk, record, self._clock(), audit) is not None
 
-    def _owned(self, actor: Actor, agent_id: str) -> Agent:
+    def _changing(self, actor: Actor, agent_id: str, change: str) -> Agent:
+        """The agent, if the gate lets `actor` make `change` to it. Raises NotFound, Forbidden."""
         agent = self._store.agent(agent_id)
         if agent is None:
             raise NotFound(f"no agent with id {agent_id!r}")
-        if not actor.is_admin and agent.owner_id != actor.principal_id:
-            raise Forbidden("only the agent's owner or an admin may change it")
+        actor.require_domain_of(agent.card_url)  # a token narrowed to domains acts within them only
+        self._gate.admit_change(actor, agent, change)
         return agent
 
     def _refuse_known_url(self, card_url: str) -> None:
@@ -388,12 +339,3 @@ class CatalogService:
             "agent_id": agent_id,
             "detail": detail,
         }
-
-
-def _conflict(url: str, agent_id: str) -> dict[str, Any]:
-    return _error_dict(Conflict(f"{url} is already registered as agent {agent_id}", {"agentId": agent_id}))
-
-
-def _error_dict(error: Exception) -> dict[str, Any]:
-    code = getattr(error, "code", "error")
-    return {"code": code, "message": str(error), "details": getattr(error, "details", {})}

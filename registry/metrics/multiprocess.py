@@ -26,7 +26,9 @@ from pathlib import Path
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 LOCK_FILE = ".agentdex-metrics.lock"
 ALIVE_SUFFIX = ".alive"  # a marker per process that joined, so an idle process still counts as alive
-_WRITER = re.compile(r"_(\d+)\.(?:db|alive)$")
+# prometheus_client's files (`<kind>_<pid>.db`) and our markers: nothing else in the directory is
+# ever removed (an operator may point AGENTDEX_METRICS_DIR at a directory that holds other files).
+_WRITER = re.compile(r"^(?:(?:counter|histogram|summary|gauge_[a-z]+)_(\d+)\.db|process_(\d+)\.alive)$")
 _LIVE_GAUGE = re.compile(r"^gauge_live\w+_(\d+)\.db$")
 
 
@@ -67,7 +69,7 @@ def sweep_dead_processes(directory: Path) -> None:
 
 
 def _writers(directory: Path) -> set[int]:
-    return {int(found.group(1)) for name in os.listdir(directory) if (found := _WRITER.search(name))}
+    return {int(found.group(1) or found.group(2)) for name in os.listdir(directory) if (found := _WRITER.match(name))}
 
 
 def _alive(pid: int) -> bool:
@@ -82,7 +84,7 @@ def _alive(pid: int) -> bool:
 
 def _clear(directory: Path) -> None:
     for name in os.listdir(directory):
-        if name.endswith((".db", ALIVE_SUFFIX)):
+        if _WRITER.match(name):
             (directory / name).unlink(missing_ok=True)
 
 

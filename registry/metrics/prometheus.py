@@ -13,7 +13,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -38,6 +46,9 @@ class PrometheusMetrics(Metrics):
     def __init__(self, directory: Path | None = None) -> None:
         """`directory`: the multiprocess directory every process of the deployment writes to."""
         self._directory = directory
+        # `_created` series are not kept in multiprocess mode: without them in either mode, a
+        # single process and a scaled-out deployment expose the same series.
+        disable_created_metrics()
         self._registry = CollectorRegistry(auto_describe=True)
         self._scraped = ScrapeTimeGauges()
         self._define(self._registry)

@@ -24,6 +24,7 @@ def _services() -> Any:
 def agent_page(agent_id: str) -> Response | str:
     if request.path.rsplit("/", 1)[-1] != agent_id:  # a prefix, resolved to the whole id
         return redirect(url_for("web.agent_page", agent_id=agent_id), 302)  # type: ignore[return-value]
+    _services().search.get(agent_id)  # NotFound (a 404 page) for an entry in review: it is not listed
     view = agent_view(_services(), agent_id)
     return render_template("agent.html", view=view, agent=view.agent, section="agent")
 

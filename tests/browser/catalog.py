@@ -1,6 +1,6 @@
 """The small catalog the browser tests look at, written through the services as the API would:
 a signed agent, one whose health was probed for two hours (so its chart has marks), one with two
-versions, and a hostile one. Each agent's name says what it is there for."""
+versions, a hostile one, and a page and a bit of look-alikes. Each agent's name says what it is there for."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ EVIL_SKILL = '"><img src=x onerror=alert(1)>'
 EVIL_DOCS = "javascript:alert(1)"
 PROBES = 24  # one every five minutes: two hours of checks
 PROBE_GAP = 300.0
+BULK = 21  # agents tagged "bulk": one more than a page of results
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Seeded:
     versioned: str  # "Travel Planner": two versions of its card
     translator: str  # "Polyglot Translator"
     evil: str  # script in its name, an <img onerror> in a skill, a javascript: documentation URL
+    # and BULK agents tagged "bulk", named "Bulk Agent 01" …, to page through
 
 
 def seed(services: Services, health_agent: PlainAgent) -> Seeded:
@@ -48,7 +50,9 @@ def seed(services: Services, health_agent: PlainAgent) -> Seeded:
     signed = register(actor, sign_card(currency, key), "https://fx.example.com/.well-known/agent-card.json")
 
     stocks = make_card("Stock Quotes", tags=["finance", "stocks"], streaming=True, description="Live stock prices")
-    weather = make_card("Weather Forecaster", tags=["weather"], url=health_agent.rpc_url, description="Forecasts")
+    weather = make_card(
+        "Weather Forecaster", tags=["weather"], url=health_agent.rpc_url, description="Forecasts the weather anywhere"
+    )
     forecast = {"name": "Forecast", "description": "Hourly and daily forecasts for any city"}
     weather["skills"][0].update(forecast, examples=["Will it rain in Lisbon tomorrow?"])
     translator = make_card("Polyglot Translator", tags=["language"], description="Translates text between languages")
@@ -62,6 +66,11 @@ def seed(services: Services, health_agent: PlainAgent) -> Seeded:
     travel_v2 = make_card("Travel Planner", tags=["travel", "hotels"], skills=2, description="Plans trips and hotels")
     services.catalog.replace_card(actor, ids["versioned"], travel_v2)
     _probe_for_two_hours(services, ids["probed"], health_agent)
+    bulk = [make_card(f"Bulk Agent {n:02}", tags=["bulk"], description="One of many") for n in range(1, BULK + 1)]
+    services.catalog.import_cards(
+        actor,
+        [{"card": card, "cardUrl": f"https://bulk{n}.example.com/agent-card.json"} for n, card in enumerate(bulk)],
+    )
     return Seeded(signed=signed.agent.id, evil=_register_hostile(services, actor), **ids)
 
 

@@ -87,7 +87,9 @@ def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is None:
         pytest.fail(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does), or set AGENTDEX_CHROMIUM")
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        # Chromium will not start as root with its sandbox on (CI runs as root); anyone else keeps it.
+        sandbox = os.geteuid() != 0
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, chromium_sandbox=sandbox)
         yield browser
         browser.close()
 

@@ -8,9 +8,11 @@ import re
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.catalog import BULK
 from tests.browser.conftest import Site
 
 RESULT_LINKS = ".result-list h3 a"
+PAGE_SIZE = 20
 
 
 def result_names(page: Page) -> list[str]:
@@ -32,17 +34,18 @@ def test_searching_by_words_shows_the_matching_agent_first(page: Page, site: Sit
 
 
 def test_a_facet_narrows_the_list_and_the_address_says_so(page: Page, site: Site) -> None:
-    page.goto(site.url("/"))
-    expect(page.locator(RESULT_LINKS)).to_have_count(6)
+    page.goto(site.url("/?q=quotes currency translator"))
+    expect(page.locator(RESULT_LINKS)).to_have_count(3)
     tags = page.locator("#facet-tag")
     expect(tags.get_by_text("finance")).to_be_visible()
     expect(tags.locator("label", has_text="finance")).to_contain_text("2")  # its count
-    tags.get_by_label(re.compile(r"^finance\b")).check()  # the page's script submits the change
+    tags.get_by_label(re.compile(r"^finance\b")).click()  # the page's script submits the change
     expect(page).to_have_url(re.compile(r"[?&]tag=finance\b"))
     expect(page.locator(RESULT_LINKS)).to_have_count(2)
     assert sorted(result_names(page)) == ["Currency Converter", "Stock Quotes"]
     expect(page.locator("#result-count")).to_have_text("2 agents found.")
     expect(page.get_by_role("link", name=re.compile("Remove filter .*finance"))).to_be_visible()
+    expect(tags.get_by_label(re.compile(r"^finance\b"))).to_be_focused()  # a keyboard user stays where they were
 
 
 def test_a_shared_address_opens_the_same_search(page: Page, site: Site) -> None:
@@ -87,6 +90,7 @@ def test_the_keyboard_alone_finds_and_opens_an_agent(page: Page, site: Site) -> 
     page.keyboard.type("weather")
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(r"[?&]q=weather\b"))
+    expect(page.locator(RESULT_LINKS).first).to_be_visible()
     first = tab_until(page, RESULT_LINKS)
     assert first["text"] == "Weather Forecaster" == result_names(page)[0]
     page.keyboard.press("Enter")
@@ -96,3 +100,22 @@ def test_the_keyboard_alone_finds_and_opens_an_agent(page: Page, site: Site) -> 
     tab_until(page, "a")
     outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("none", ""), outline
+
+
+def test_results_come_a_page_at_a_time_and_the_pages_can_be_walked_back(page: Page, site: Site) -> None:
+    page.goto(site.url("/?tag=bulk"))
+    expect(page.locator("#result-count")).to_have_text(f"{BULK} agents found, page 1.")
+    first_page = result_names(page)
+    assert len(first_page) == PAGE_SIZE
+    page.get_by_role("link", name="Next page").click()
+    expect(page.locator("#result-count")).to_have_text(f"{BULK} agents found, page 2.")
+    expect(page).to_have_url(re.compile(r"[?&]cursor="))
+    second_page = result_names(page)
+    assert len(second_page) == BULK - PAGE_SIZE and not set(second_page) & set(first_page)
+    assert sorted(first_page + second_page) == [f"Bulk Agent {n:02}" for n in range(1, BULK + 1)]
+    page.get_by_role("link", name="Previous page").click()
+    expect(page.locator("#result-count")).to_have_text(f"{BULK} agents found, page 1.")
+    assert result_names(page) == first_page
+    page.go_back()
+    expect(page.locator("#result-count")).to_have_text(f"{BULK} agents found, page 2.")
+    assert result_names(page) == second_page

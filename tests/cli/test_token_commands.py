@@ -26,7 +26,18 @@ def test_list_shows_tokens_but_never_their_secrets(local, services, writer_token
     listed = local("list")
     assert listed.exit_code == 0, listed.output
     header, *rows = listed.output.splitlines()
-    assert header.split() == ["ID", "NAME", "PRINCIPAL", "SCOPES", "TOKEN", "CREATED", "REVOKED"]
+    assert header.split() == [
+        "ID",
+        "NAME",
+        "PRINCIPAL",
+        "SCOPES",
+        "DOMAINS",
+        "TOKEN",
+        "CREATED",
+        "USED",
+        "EXPIRES",
+        "REVOKED",
+    ]
     assert [row.split()[1] for row in rows] == ["alice", "root"]
     assert f"{writer_token[:10]}…" in rows[0] and writer_token not in listed.output
     items = json.loads(local("list", "--json").output)["items"]

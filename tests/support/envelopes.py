@@ -1,17 +1,22 @@
 """The error a response carries, whichever protocol's envelope it is in: the REST API's
 `{"error": {"code", "message", "details"}}`, ARD's `{"errorCode", "message"}` (under /ard/ and the
 manifest paths), a JSON-RPC error object (the A2A JSON-RPC binding, HTTP 200 as JSON-RPC allows),
-or the A2A HTTP+JSON binding's `{"error": {"code": <int>, "status", "message", "details": [...]}}`."""
+the A2A HTTP+JSON binding's `{"error": {"code": <int>, "status", "message", "details": [...]}}`,
+or the web catalog's error page (`registry/web/templates/error.html`: its message in words)."""
 
 from __future__ import annotations
 
 import dataclasses
+import html
+import re
 from typing import Any
+
+_PAGE_MESSAGE = re.compile(r'<p class="error-message">(.*?)</p>', re.DOTALL)
 
 
 @dataclasses.dataclass(frozen=True)
 class Refusal:
-    protocol: str  # "rest", "ard", "jsonrpc" or "a2a-rest"
+    protocol: str  # "rest", "ard", "jsonrpc", "a2a-rest" or "web"
     code: str
     message: str
     details: dict[str, Any]  # the REST envelope's; {} for the others
@@ -19,6 +24,9 @@ class Refusal:
 
 def refusal_of(response: Any) -> Refusal | None:
     """The error `response` carries in its protocol's envelope; None when it carries none."""
+    if response.mimetype == "text/html":
+        page = _PAGE_MESSAGE.search(response.get_data(as_text=True))
+        return Refusal("web", str(response.status_code), html.unescape(page.group(1)), {}) if page else None
     body = response.get_json(silent=True) if response.is_json else None
     if not isinstance(body, dict):
         return None

@@ -97,6 +97,7 @@ class DomainRegistrar:
         domain = f"{parts.scheme}://{parts.netloc}"
         if parts.query or (parts.path != "/" and parts.path not in WELL_KNOWN_PATHS):
             return DomainRegistration(self._catalog.register_from_url(actor, url, jwks_url))
+        self._catalog.admit_manifest(actor, domain)  # the registration gate: e.g. only the domain's owner
         source = self._listings.source(domain)
         owner = _crawling_as(actor, domain, source)
         if parts.path == "/":

@@ -21,6 +21,8 @@ from tests.support.envelopes import is_client_error, refusal_of
 # takes POST, PUT or PATCH is treated as reading JSON: a new endpoint is covered by default.
 BODYLESS = {
     "agents.refresh",
+    "agent_ownership.approve",
+    "agent_ownership.claim",
     "health.check_now",
     "relay.rotate_token",
     "relay.replay_message",

@@ -29,8 +29,10 @@ def test_a_process_joining_a_directory_of_dead_writers_clears_it(tmp_path):
     gone = dead_pid()
     for name in (f"counter_{gone}.db", f"histogram_{gone}.db", f"gauge_livesum_{gone}.db", f"process_{gone}.alive"):
         (tmp_path / name).write_bytes(b"old")
+    (tmp_path / "agentdex.db").write_bytes(b"an operator's database, not ours to clear")
     joined = join_in_a_new_process(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [f"process_{joined}.alive"]
+    left = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("."))
+    assert left == ["agentdex.db", f"process_{joined}.alive"]
 
 
 def test_a_process_joining_beside_a_live_writer_keeps_every_value(tmp_path):
