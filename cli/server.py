@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the registry is imported only by the commands that run it
     from sqlalchemy import Engine
 
     from registry.container import Services
+    from registry.jobs import DatabaseJobRuns
     from registry.jobs.worker import Worker
 
 
@@ -156,7 +157,12 @@ def _start_jobs(services: Services) -> Worker:
     from registry.jobs.worker import Worker
     from registry.schedule import scheduled_jobs
 
-    worker = Worker(scheduled_jobs(services), threads=services.settings.worker.threads, metrics=services.metrics)
+    worker = Worker(
+        scheduled_jobs(services),
+        threads=services.settings.worker.threads,
+        metrics=services.metrics,
+        runs=DatabaseJobRuns(services.engine),
+    )
     worker.start()
     return worker
 

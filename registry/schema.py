@@ -9,6 +9,7 @@ from registry.db import Base
 from registry.discovery import ManifestListing, ManifestSource
 from registry.events import EventSubscription
 from registry.health import HealthCheck
+from registry.jobs import JobRun
 from registry.ownership import Domain
 from registry.relay import RelayAttempt, RelayMessage, RelaySubscription
 from registry.trust import CardEndorsement, RegistryKey, SignatureCheck, TrustedKey
@@ -26,6 +27,7 @@ __all__ = [
     "Domain",
     "EventSubscription",
     "HealthCheck",
+    "JobRun",
     "ManifestListing",
     "ManifestSource",
     "Principal",

@@ -43,6 +43,7 @@ def upgrade() -> None:
     _manifest_tables()
     _a2a_tasks()
     _change_events()
+    _job_runs()
     create_ownership_tables()
     dialect = op.get_bind().dialect.name
     if dialect == "sqlite":
@@ -65,6 +66,7 @@ def downgrade() -> None:
     for table in OWNERSHIP_TABLES:
         op.drop_table(table)
     op.drop_table("a2a_tasks")
+    op.drop_table("job_runs")
     for table in EVENT_TABLES:
         op.drop_table(table)
     for table in MANIFEST_TABLES:
@@ -184,6 +186,23 @@ def _change_events() -> None:
         sa.ForeignKeyConstraint(
             ["pk"], ["relay_subscriptions.pk"], name="fk_event_subscriptions_pk_relay_subscriptions", ondelete="CASCADE"
         ),
+    )
+
+
+def _job_runs() -> None:
+    """Each scheduled job's last run, overwritten by whichever worker ran it (the status page)."""
+    utc = sa.DateTime(timezone=True)
+    op.create_table(
+        "job_runs",
+        sa.Column("job", sa.String(60), nullable=False),
+        sa.Column("finished_at", utc, nullable=False),
+        sa.Column("outcome", sa.String(20), nullable=False),
+        sa.Column("duration_ms", sa.Integer(), nullable=False),
+        sa.Column("claimed", sa.Integer(), nullable=False),
+        sa.Column("failed", sa.Integer(), nullable=False),
+        sa.Column("worker", sa.String(80), nullable=False),
+        sa.Column("worked_at", utc, nullable=True),
+        sa.PrimaryKeyConstraint("job", name="pk_job_runs"),
     )
 
 

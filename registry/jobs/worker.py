@@ -21,15 +21,20 @@ from concurrent.futures import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from registry.jobs.base import Job, JobContext, JobReport
+from registry.jobs.runs import NO_JOB_RUNS, JobRunLog, RunRecord
 from registry.metrics import NULL_METRICS, Metrics
 
 log = logging.getLogger(__name__)
 
 
 class Worker:
-    def __init__(self, jobs: Sequence[Job], *, threads: int, metrics: Metrics = NULL_METRICS) -> None:
+    def __init__(
+        self, jobs: Sequence[Job], *, threads: int, metrics: Metrics = NULL_METRICS, runs: JobRunLog = NO_JOB_RUNS
+    ) -> None:
+        """`runs` keeps each job's last run where every process can read it (`registry.jobs.runs`)."""
         self.jobs = list(jobs)
         self._metrics = metrics
+        self._runs = runs
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="agentdex-job")
         # The lease owner says which process holds a lease: host, pid and a nonce.
         owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -79,10 +84,18 @@ class Worker:
             lock.release()
 
     def _run(self, job: Job) -> JobReport:
-        started, outcome = time.perf_counter(), "error"
+        started, outcome, report = time.perf_counter(), "error", JobReport(job.name)
         try:
             report = job.run(self.context)
             outcome = "failed_items" if report.failed else "ok"
             return report
         finally:
-            self._metrics.job_run(job.name, outcome, time.perf_counter() - started)
+            seconds = time.perf_counter() - started
+            self._metrics.job_run(job.name, outcome, seconds)
+            self._record(RunRecord(job.name, self.context.owner, outcome, seconds, report.claimed, report.failed))
+
+    def _record(self, run: RunRecord) -> None:
+        try:
+            self._runs.record(run)
+        except Exception:  # the run's own outcome stands; a database outage is logged by the next tick too
+            log.exception("could not record the run of job %s", run.job)

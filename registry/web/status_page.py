@@ -2,10 +2,10 @@
 signature state; where each scheduled job's work stands; how deep the relay's outbox is. Public and
 read-only like every page: counts and times only, never a subscriber's URL or a token.
 
-The jobs do not record their runs (when, by which worker, with what outcome) anywhere a web
-process can read: each worker only logs them. What the page shows per job is what the job's work
-leaves in the tables (`registry.health.schedule_state`, `registry.relay.relay_queue_depth`): what
-is due now, what a worker holds, when a probe, a fetch or a delivery attempt was last recorded."""
+Per job: its last run as the workers record it (`registry.jobs.runs`: when, by which worker, with
+what outcome; idle runs at most once a minute) and what its work leaves in the tables
+(`registry.health.schedule_state`, `registry.relay.relay_queue_depth`): what is due now, what a
+worker holds, when a probe, a fetch or a delivery attempt was last recorded."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from registry.catalog import AgentQuery, Facet, TagCountDelta
 from registry.db.types import utcnow
 from registry.health import ScheduleState, schedule_state
+from registry.jobs import JobRun, last_runs
 from registry.relay import RELAY_DELIVERY, RelayQueueDepth, relay_queue_depth
 from registry.schedule import (
     HEALTH_PROBE,
@@ -40,6 +41,7 @@ class JobLine:
     name: str
     every: float
     facts: list[tuple[str, Any]]  # (what, a number, a time or text)
+    last: JobRun | None  # never run by a worker that records its runs
 
 
 @bp.get("/status")
@@ -82,7 +84,10 @@ def _jobs(services: Any, schedule: ScheduleState, relay: RelayQueueDepth, unfold
         TAG_COUNTS: [("tag count changes not yet folded", unfolded)],
         MANIFEST_RECRAWL: [],
     }
-    return [JobLine(job.name, job.every, facts.get(job.name, [])) for job in scheduled_jobs(services)]
+    runs = last_runs(services.engine)
+    return [
+        JobLine(job.name, job.every, facts.get(job.name, []), runs.get(job.name)) for job in scheduled_jobs(services)
+    ]
 
 
 def _unfolded_tag_changes(engine: Any) -> int:

@@ -8,7 +8,10 @@ from typing import Any
 from sqlalchemy import insert
 
 from registry.db.types import utcnow
+from registry.jobs import DatabaseJobRuns
+from registry.jobs.worker import Worker
 from registry.relay import RelayMessage, RelaySubscription
+from registry.schedule import scheduled_jobs
 from registry.web import tags_page
 from tests.registry.web.page_tree import Node, page
 from tests.support.cards import make_card
@@ -91,7 +94,7 @@ def test_the_status_page_counts_agents_and_shows_the_jobs_and_relay_queue(
         "Signature": {"unsigned": "2"},
     }
     jobs = {
-        tr.one("th").text(): tr.all("td")[1].text()
+        tr.one("th").text(): tr.all("td")[3].text()
         for tr in doc.one("table", class_="jobs-table").one("tbody").all("tr")
     }
     assert "agents due for a probe: 2" in jobs["health-probe"]
@@ -102,6 +105,21 @@ def test_the_status_page_counts_agents_and_shows_the_jobs_and_relay_queue(
     assert relay["Waiting (behind an earlier message of their task, or backing off)"] == "1"
     assert relay["Dead-lettered (kept until retention)"] == "2"
     assert SECRET_TARGET not in html and "client.example.com" not in html
+
+
+def test_the_status_page_shows_each_jobs_last_run_as_a_worker_recorded_it(client: Any, services: Any) -> None:
+    assert "never recorded" in job_rows(client)["tag-counts"][0]
+    jobs = [job for job in scheduled_jobs(services) if job.name == "tag-counts"]
+    Worker(jobs, threads=1, runs=DatabaseJobRuns(services.engine)).run_once()
+    last, worked = job_rows(client)["tag-counts"][:2]
+    assert "UTC: ok" in last and " ms" in last and "by " in last
+    assert worked == "never"  # nothing to fold: an idle run
+
+
+def job_rows(client: Any) -> dict[str, list[str]]:
+    doc = get_page(client, "/status")
+    rows = doc.one("table", class_="jobs-table").one("tbody").all("tr")
+    return {tr.one("th").text(): [td.text() for td in tr.all("td")[1:]] for tr in rows}
 
 
 def seed_relay_messages(services: Any, owner_id: int) -> None:
