@@ -12,7 +12,7 @@ COPY registry ./registry
 COPY signing ./signing
 COPY cli ./cli
 COPY migrations ./migrations
-RUN pip install --no-cache-dir '.[postgres]' gunicorn \
+RUN pip install --no-cache-dir '.[postgres,otel]' gunicorn \
  && useradd --create-home --uid 10001 agentdex \
  && mkdir /data && chown agentdex /data
 

@@ -27,6 +27,7 @@ JOB_CHOICES = (
     "tag-counts",
     "manifest-recrawl",
     "events-fanout",
+    "domain-recheck",
 )  # registry.schedule.JOB_NAMES
 
 

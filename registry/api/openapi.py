@@ -60,7 +60,12 @@ SEARCH = [
     _q("outputMode", {"type": "string"}, "media type produced"),
     _q("capability", {"enum": ["streaming", "pushNotifications", "extendedAgentCard"]}, "repeatable", repeat=True),
     _q("protocolVersion", {"type": "string"}, "e.g. 1.0 or 0.3"),
-    _q("status", {"enum": ["active", "deprecated", "any"]}, "default active"),
+    _q(
+        "status",
+        {"enum": ["active", "deprecated", "any", "pending", "rejected"]},
+        "default active; any: active or deprecated; pending, rejected: entries in review, with a token, "
+        "those the caller may see (theirs, on their proven domains, all for an admin)",
+    ),
     _q("updatedSince", {"type": "string", "format": "date-time"}, "for mirroring"),
     _q(
         "health",
@@ -160,7 +165,10 @@ def openapi_document() -> dict[str, Any]:
                         "id": {"type": "integer"},
                         "name": {"type": "string"},
                         "principal": {"type": "string"},
-                        "scopes": {"type": "array", "items": {"enum": ["agents:write", "relay", "metrics:read", "admin"]}},
+                        "scopes": {
+                            "type": "array",
+                            "items": {"enum": ["agents:write", "relay", "metrics:read", "admin"]},
+                        },
                         "domains": {
                             "type": ["array", "null"],
                             "items": {"type": "string"},
@@ -176,6 +184,7 @@ def openapi_document() -> dict[str, Any]:
                 **relay.OPENAPI_SCHEMAS,
                 **events.OPENAPI_SCHEMAS,
                 **ownership.DOMAINS_OPENAPI_SCHEMAS,
+                **ownership.AGENTS_OPENAPI_SCHEMAS,
                 **audit.OPENAPI_SCHEMAS,
             },
         },
@@ -317,5 +326,6 @@ def openapi_document() -> dict[str, Any]:
             **events.openapi_paths(_op, _q),
             **audit.openapi_paths(_op, _q),
             **ownership.domains_openapi_paths(_op, _q),
+            **ownership.agents_openapi_paths(_op, AGENT_ID),
         },
     }

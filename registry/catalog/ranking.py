@@ -111,12 +111,16 @@ class RankedSearch:
         query = self.embed(text) if ranking != "lexical" else None
         if not terms and query is None:
             return []
-        among = self._narrowed(filters)
+        narrowed = self._narrowed(filters)
+        among = None if narrowed is None else list(narrowed)
         weights, fields = self._lexical(terms, among)
         lexical = bm25f(weights, fields.items())
         semantic = self._semantic(query, among, lexical)
         scored = self._fused(lexical, semantic, ranking)
         found = _Found(weights, fields, lexical, semantic)
+        if narrowed is not None:  # every candidate is one of them: it passed the filters already
+            places = sorted(_place(score, narrowed[pk]) for pk, score in scored.items())
+            return [found.ranked(place) for place in places if after is None or place > after][:count]
         return [found.ranked(place) for place in self._filtered(scored, filters, after, count)]
 
     def embed(self, text: str) -> numpy.ndarray | None:
@@ -128,14 +132,15 @@ class RankedSearch:
         self._vectors.refresh()
         return self._vectors.index.nearest(query, k)
 
-    def _narrowed(self, filters: SearchFilters) -> list[int] | None:
-        """The agents the filters alone leave, when they are few; None when they are many."""
+    def _narrowed(self, filters: SearchFilters) -> dict[int, Any] | None:
+        """The agents the filters alone leave, when they are few, by pk with the states that order
+        them (`_place`); None when they are many."""
         narrowing = [kind for kind, _ in filters.terms if kind != "status"]
         if not (narrowing or filters.groups() or filters.health or filters.health_in or filters.updated_since):
             return None
         limit = self._settings.narrow_filters
-        rows = self._store.search(filters, 0, limit + 1, ("pk",))
-        return [row.pk for row in rows] if len(rows) <= limit else None
+        rows = self._store.search(filters, 0, limit + 1, _STATE_COLUMNS)
+        return {row.pk: row for row in rows} if len(rows) <= limit else None
 
     def _lexical(self, terms: list[str], among: list[int] | None) -> tuple[dict[str, float], dict[int, Fields]]:
         """The weights (idf) of the query terms some agent holds, and the fields of the agents to score."""

@@ -27,7 +27,6 @@ from sqlalchemy import (
     Connection,
     Integer,
     Select,
-    any_,
     bindparam,
     exists,
     func,
@@ -219,8 +218,11 @@ class SearchStatements:
     def _is_among(self, pk: ColumnElement[int]) -> ColumnElement[bool]:
         if self._sqlite:
             return pk.in_(bindparam("among", expanding=True))
-        # One array rather than a parameter each: PostgreSQL plans it sooner.
-        return pk == any_(bindparam("among", type_=ARRAY(Integer)))
+        # One array rather than a parameter each: PostgreSQL plans it sooner. Its elements as rows
+        # (`IN (SELECT unnest(…))`), not `pk = ANY(…)`: PostgreSQL then joins them to the filters'
+        # index ranges, where with ANY it walked a probe's range and tested each of its agents
+        # against the whole array (1,000 candidates: 70 ms rather than 8).
+        return pk.in_(select(func.unnest(bindparam("among", type_=ARRAY(Integer)))).scalar_subquery())
 
     @staticmethod
     def _listing(page: Select[Any] | CompoundSelect, columns: tuple[str, ...]) -> Select[Any]:

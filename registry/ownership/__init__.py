@@ -6,6 +6,8 @@ have it (`https://a.example.com/...` counts as `a.example.com` whatever the port
 as `host:port`), or a name normalised by `host_of_url`.
 """
 
+from registry.ownership.api_agents import SCHEMAS as AGENTS_OPENAPI_SCHEMAS
+from registry.ownership.api_agents import agents_openapi_paths
 from registry.ownership.api_agents import bp as agents_bp
 from registry.ownership.api_domains import bp as domains_bp
 from registry.ownership.domains import DomainRegistry
@@ -21,6 +23,8 @@ from registry.ownership.policy_wiring import AgentPolicy, build_agent_policy
 DOMAIN_RECHECK = "domain-recheck"
 
 __all__ = [
+    "AGENTS_OPENAPI_SCHEMAS",
+    "agents_openapi_paths",
     "AgentPolicy",
     "NotDomainOwner",
     "agents_bp",

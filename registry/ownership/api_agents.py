@@ -4,6 +4,7 @@ review, an admin) does to an entry someone else made. The id may be a unique pre
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify
@@ -44,3 +45,48 @@ def claim(agent_id: str) -> Response:
 
 def _status_json(agent: Agent) -> Response:
     return jsonify({"id": agent.id, "status": agent.status, "statusMessage": agent.status_message})
+
+
+def agents_openapi_paths(op: Callable[..., dict[str, Any]], agent_id: dict[str, Any]) -> dict[str, Any]:
+    """This module's part of the OpenAPI document (merged by `registry.api.openapi`)."""
+    reviewed = "an admin, or the proven owner of the agent's domain (else 403 not_domain_owner)"
+    return {
+        "/v1/agents/{agent_id}/approve": {
+            "post": op(
+                f"List an entry in review (pending or rejected): {reviewed}. Answers {{id, status, statusMessage}}; "
+                "409 for an entry not in review",
+                params=[agent_id],
+                auth=True,
+                errors=("401", "403", "404", "409"),
+            )
+        },
+        "/v1/agents/{agent_id}/reject": {
+            "post": op(
+                f'Reject a pending entry with {{"reason"}}, which it keeps as its status message: {reviewed}. '
+                "It stays unlisted; 409 for an entry not pending",
+                params=[agent_id],
+                body="RejectRequest",
+                auth=True,
+                errors=("401", "403", "404", "409", "422"),
+            )
+        },
+        "/v1/agents/{agent_id}/claim": {
+            "post": op(
+                "Take the entry of an agent on a domain the caller has proven (admins too: else 403 "
+                "not_domain_owner); nothing else about it changes, the audit log names both owners. "
+                "Answers {id, owner, claimed} (false: it was the caller's already)",
+                params=[agent_id],
+                auth=True,
+                errors=("401", "403", "404"),
+            )
+        },
+    }
+
+
+SCHEMAS: dict[str, Any] = {
+    "RejectRequest": {
+        "type": "object",
+        "required": ["reason"],
+        "properties": {"reason": {"type": "string", "maxLength": 1000, "description": "why; the entry keeps it"}},
+    }
+}

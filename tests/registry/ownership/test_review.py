@@ -61,6 +61,8 @@ def listed_everywhere(client: Any, agent_id: str) -> dict[str, bool]:
         "web agent page": client.get(f"/agents/{agent_id}").status_code == 200,
         "ard manifest": NAME in manifest,
         "a2a find-agents": NAME in names(send(client, data={"q": "harbour pilot"})),
+        "ard search": NAME
+        in client.post("/ard/search", json={"query": {"text": "harbour pilot"}}).get_data(as_text=True),
         "read by id": client.get(f"/v1/agents/{agent_id}").status_code == 200,
     }
 
