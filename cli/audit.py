@@ -1,5 +1,6 @@
 """`agentdex audit`: the registry's audit log (who did what to which entry, when), over the API.
-Needs an admin token (`--token` or AGENTDEX_TOKEN). Exit codes as everywhere (`cli.exits`): 1 when
+Any token (`--token` or AGENTDEX_TOKEN): an admin's reads every entry, another the entries about
+its principal. Exit codes as everywhere (`cli.exits`): 1 when
 the registry refuses, 2 for a bad option, 4 when it cannot be reached."""
 
 from __future__ import annotations
@@ -45,13 +46,17 @@ def audit(
 ) -> None:
     """Show the audit log: who registered, changed or deleted which agent, revoked which token.
 
-    Oldest first; a page ends with the --cursor that continues it. Needs an admin token.
+    Oldest first; a page ends with the --cursor that continues it. With an admin token: every
+    entry. With any other token: the entries about you, where you acted or are the subject (an
+    agent claimed from you, a domain of yours taken over or lapsed, your entry approved or
+    rejected in review; the DETAIL names the previous and the new owner).
 
     \b
     Examples:
       agentdex audit --since 24h
       agentdex audit --agent 5b0c1d2e --json
       agentdex audit --actor ci-publisher --action 'agent.*'
+      agentdex audit --action agent.claim
 
     \f
     Raises CliError: exit 2 for a --since/--until that is neither a time nor an age.

@@ -15,7 +15,6 @@ if TYPE_CHECKING:  # the registry is imported only by the commands that run it
     from sqlalchemy import Engine
 
     from registry.container import Services
-    from registry.jobs import DatabaseJobRuns
     from registry.jobs.worker import Worker
 
 
@@ -154,6 +153,7 @@ def _url_host(host: str) -> str:
 def _start_jobs(services: Services) -> Worker:
     """The embedded default runs the same jobs as `agentdex worker`, beside the web threads; the
     worker's pool is bounded (AGENTDEX_WORKER_THREADS) so probing never starves the requests."""
+    from registry.jobs import DatabaseJobRuns
     from registry.jobs.worker import Worker
     from registry.schedule import scheduled_jobs
 

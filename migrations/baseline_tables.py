@@ -20,7 +20,7 @@ ACTIVE = sa.text("status = 'active'")
 
 # Child tables first, for the downgrade.
 TABLES = """relay_attempts relay_messages relay_subscriptions registry_keys trusted_keys card_endorsements
-signature_checks health_checks tag_count_deltas tag_counts agent_embeddings agent_terms agent_cards agents api_tokens audit_log
+signature_checks health_checks tag_count_deltas tag_counts agent_embeddings agent_terms agent_cards agents api_tokens
 principals""".split()
 
 
@@ -86,18 +86,6 @@ def _principals() -> None:
         _unique("api_tokens", "token_hash"),
     )
     _index("api_tokens", "principal_id")
-    op.create_table(
-        "audit_log",
-        _required("id", sa.Integer()),
-        _required("at", UTC_DATETIME),
-        _optional("principal_id", sa.Integer()),
-        _required("action", sa.String(50)),
-        _optional("agent_id", sa.String(40)),
-        _required("detail", sa.JSON()),
-        _key("audit_log", "id"),
-    )
-    _index("audit_log", "agent_id")
-    _index("audit_log", "at")
 
 
 def _agents() -> None:

@@ -8,6 +8,10 @@ Writing costs one small row: nothing here looks for subscribers.
 An agent's events are numbered (`pk`) in the order its changes commit: every writer holds the
 agent's row (inserted, locked or updated) before it adds the event, so a later change of the same
 agent waits for the earlier one's commit before it draws its number.
+
+Nothing is told of an entry that is not listed (`UNLISTED`: pending review, or rejected): search,
+pages and manifests hide it, and its events would show it to every follower. Its first event is
+the `.registered` of its approval, when it becomes visible.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ DELETED = PREFIX + "deleted"
 HEALTH_CHANGED = PREFIX + "health_changed"
 SIGNATURE_CHANGED = PREFIX + "signature_changed"
 EVENT_TYPES = (REGISTERED, UPDATED, DEPRECATED, DELETED, HEALTH_CHANGED, SIGNATURE_CHANGED)
+# The statuses of entries kept out of every listing (`registry.catalog.UNLISTED`, read here by
+# value as plumbing imports no domain; a test checks they agree).
+UNLISTED = ("pending", "rejected")
 
 # The catalog's `agents` columns an event tells (read by name: plumbing imports no domain; a test
 # checks that `registry.catalog.models` agrees).
@@ -91,9 +98,15 @@ def event_row(kind: str, data: dict[str, Any], at: dt.datetime) -> dict[str, Any
     return {"id": str(uuid.uuid4()), "type": kind, "agent_id": data["id"], "at": at, "data": data}
 
 
-def registered_row(columns: Mapping[str, Any]) -> dict[str, Any]:
-    """The `.registered` event of a new agent, from the columns it is inserted with."""
-    return event_row(REGISTERED, agent_data(columns), columns["created_at"])
+def registered_rows(new_agents: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The `.registered` events of new agents, from the columns each is inserted with: none for
+    an agent that waits for review (its approval announces it)."""
+    return _announced([event_row(REGISTERED, agent_data(columns), columns["created_at"]) for columns in new_agents])
+
+
+def _announced(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows about agents that are listed: nothing is told of an unlisted one."""
+    return [row for row in rows if row["data"]["status"] not in UNLISTED]
 
 
 def agent_facts(conn: Connection, agent_pks: Iterable[int]) -> dict[int, Any]:
@@ -105,7 +118,9 @@ def agent_facts(conn: Connection, agent_pks: Iterable[int]) -> dict[int, Any]:
 
 
 def record(conn: Connection, rows: list[dict[str, Any]]) -> None:
-    """Insert `event_row`s in the caller's transaction, in the order given."""
+    """Insert `event_row`s in the caller's transaction, in the order given, but those of unlisted
+    agents (whatever the change: a card, health or signature change, a claim, a deletion)."""
+    rows = _announced(rows)
     if rows:
         conn.execute(insert(ChangeEvent), rows)
 
@@ -128,9 +143,12 @@ def record_new_version(conn: Connection, agent_pk: int, signature_before: str, a
 
 
 def record_status_change(conn: Connection, agent_pk: int, was: str | None, message_set: bool, at: dt.datetime) -> None:
-    """Deprecated: `.deprecated`; active again or a new status message: `.updated`; else nothing."""
+    """Listed for the first time (an approved review): `.registered`; deprecated: `.deprecated`;
+    active again or a new status message: `.updated`; else (and while unlisted) nothing."""
     facts = agent_facts(conn, [agent_pk])[agent_pk]
-    if facts["status"] != was:
+    if was in UNLISTED and facts["status"] not in UNLISTED:
+        kind, change = REGISTERED, None
+    elif facts["status"] != was:
         kind, change = (DEPRECATED, None) if facts["status"] == "deprecated" else (UPDATED, "status")
     elif message_set:
         kind, change = UPDATED, "statusMessage"

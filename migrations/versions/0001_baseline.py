@@ -1,7 +1,7 @@
 """Baseline: the whole schema of Agentdex 0.1.0, on SQLite and PostgreSQL.
 
-The tables both databases share are in `migrations.baseline_tables`; this file adds what
-differs between them. Plain SQLAlchemy and SQL only, nothing from the application: a revision
+The tables both databases share are in `migrations.baseline_tables` (and `baseline_audit`,
+`baseline_ownership`); this file adds what differs between them. Plain SQLAlchemy and SQL only, nothing from the application: a revision
 describes the schema as it was when written, whatever the models say later
 (`tests/registry/test_migrations.py` checks that models and migrated schema agree).
 
@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from migrations.baseline_audit import AUDIT_TABLES, create_audit_table
 from migrations.baseline_ownership import OWNERSHIP_TABLES, create_ownership_tables
 from migrations.baseline_tables import TABLES, create_tables
 
@@ -40,6 +41,7 @@ LZ4_AVAILABLE = sa.text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE nam
 
 def upgrade() -> None:
     create_tables()
+    create_audit_table()
     _manifest_tables()
     _a2a_tasks()
     _change_events()
@@ -71,7 +73,7 @@ def downgrade() -> None:
         op.drop_table(table)
     for table in MANIFEST_TABLES:
         op.drop_table(table)
-    for table in TABLES:
+    for table in (*AUDIT_TABLES, *TABLES):
         op.drop_table(table)  # and its indexes
 
 

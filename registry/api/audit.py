@@ -1,5 +1,7 @@
-"""`GET /v1/audit`: the audit log the registry keeps (who did what to which entry, when), for an
-admin. Oldest first with cursors, as every list of the API: a reader that keeps the last cursor
+"""`GET /v1/audit`: the audit log the registry keeps (who did what to which entry, when). An admin
+reads all of it; any other token's principal the entries about them: those where they acted, and
+those whose subject they are (the previous owner of an agent claimed from them, of a domain taken
+over or lapsed; the registrant of an entry approved or rejected in review). Oldest first with cursors, as every list of the API: a reader that keeps the last cursor
 it was given misses nothing written after it (ids only grow)."""
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
-from sqlalchemy import ColumnElement, Engine, and_, select
+from sqlalchemy import ColumnElement, Engine, and_, or_, select
 
 from registry.audit import AuditEntry
 from registry.auth import Principal, requires
 from registry.cursors import decode_cursor, encode_cursor
 from registry.errors import InvalidRequest
-from registry.request_input import query_int, query_time, refuse_unknown
+from registry.request_input import current_actor, query_int, query_time, refuse_unknown
 
 bp = Blueprint("audit", __name__, url_prefix="/v1/audit")
 
@@ -41,8 +43,10 @@ COLUMNS = (
 
 @dataclasses.dataclass(frozen=True)
 class AuditQuery:
-    """What to list: entries after `after` (an id) that match every filter given."""
+    """What to list: entries after `after` (an id) that match every filter given; `reader` set:
+    only those about that principal (they acted, or are the subject)."""
 
+    reader: int | None = None
     actor: str | None = None
     agent: str | None = None
     action: str | None = None
@@ -91,6 +95,8 @@ def entry_json(row: Any) -> dict[str, Any]:
 
 def _conditions(query: AuditQuery) -> list[ColumnElement[bool]]:
     conditions: list[ColumnElement[bool]] = []
+    if query.reader is not None:
+        conditions.append(or_(AuditEntry.principal_id == query.reader, AuditEntry.subject_principal_id == query.reader))
     if query.actor is not None:
         conditions.append(Principal.name == query.actor)
     if query.agent is not None:
@@ -109,7 +115,7 @@ def _conditions(query: AuditQuery) -> list[ColumnElement[bool]]:
 
 
 @bp.get("")
-@requires("admin")
+@requires(None)
 def list_audit() -> Response:
     refuse_unknown(request.args.keys(), {*FILTERS, "limit", "cursor"}, "query parameters")
     page = audit_page(current_app.extensions["agentdex"].engine, audit_query())
@@ -117,11 +123,14 @@ def list_audit() -> Response:
 
 
 def audit_query() -> AuditQuery:
-    """The request's filters. Raises InvalidRequest (422) naming the parameter that is wrong."""
+    """The request's filters, and whose entries the caller reads (an admin: everyone's). Raises
+    InvalidRequest (422) naming the parameter that is wrong."""
+    actor = current_actor()
     since, until = _time("since"), _time("until")
     if since is not None and until is not None and until <= since:
         raise InvalidRequest("until must be later than since", {"parameter": "until"})
     return AuditQuery(
+        reader=None if actor.is_admin else actor.principal_id,
         actor=_text("actor", 200, lambda value: True, "a principal's name"),
         agent=_text("agent", AGENT_ID_MAX, _agent_like, f"an agent id or its first {AGENT_PREFIX_MIN}+ characters"),
         action=_text("action", 80, _ACTION.fullmatch, "an action such as agent.register, or agent.* for a family"),
@@ -182,7 +191,10 @@ def openapi_paths(op: Op, q: Query) -> dict[str, Any]:
         q("cursor", {"type": "string"}, "nextCursor of the previous page"),
     ]
     summary = (
-        "The audit log (admin): {items: [AuditEntry], nextCursor}, oldest first; "
-        "a filter's bad value is refused with 422 invalid_request naming it (details.parameter)"
+        "The audit log: {items: [AuditEntry], nextCursor}, oldest first. An admin reads every entry; "
+        "any other token the entries about its principal: where they are the actor, or the subject "
+        "(the previous owner of an agent claimed from them or of a domain taken over or lapsed, the "
+        "registrant of an entry approved or rejected in review), with the same filters and cursors. "
+        "A filter's bad value is refused with 422 invalid_request naming it (details.parameter)"
     )
-    return {"/v1/audit": {"get": op(summary, params=params, auth=True, errors=("400", "401", "403", "422"))}}
+    return {"/v1/audit": {"get": op(summary, params=params, auth=True, errors=("400", "401", "422"))}}

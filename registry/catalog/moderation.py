@@ -37,12 +37,15 @@ class CatalogModeration:
         its status term, tag counts and `.updated` event follow (`CatalogStore.set_status`)."""
         now = self._clock()
         audit = _audit(actor, action, agent.id, now, {"status": status, "message": message})
+        if agent.owner_id != actor.principal_id:  # the registrant reads the verdict in their audit log
+            audit["subject_principal_id"] = agent.owner_id
         self._store.set_status(agent.pk, {"status": status, "status_message": message, "updated_at": now}, audit)
 
     def hand_over(self, actor: Actor, agent: Agent, owner_id: int, action: str) -> bool:
         """Make `owner_id` the entry's owner; nothing else about it changes (its `updated_at`
-        neither: what a mirror reads of it is the same). The audit row names both owners; the
-        `.updated` event says `change: "owner"`. False when `owner_id` holds it already."""
+        neither: what a mirror reads of it is the same). The audit row names both owners, its subject
+        the previous one (who reads it in their own audit log); the `.updated` event says
+        `change: "owner"`. False when `owner_id` holds it already."""
         now = self._clock()
         with self._store.writing(), self._store.engine.begin() as conn:
             self._store.lock_agent(conn, agent.pk)
@@ -57,7 +60,8 @@ class CatalogModeration:
                 "newOwner": names.get(owner_id),
                 "newOwnerId": owner_id,
             }
-            self._store.insert_tables(conn, {AuditEntry.__table__: [_audit(actor, action, agent.id, now, detail)]})
+            audit = _audit(actor, action, agent.id, now, detail) | {"subject_principal_id": was}
+            self._store.insert_tables(conn, {AuditEntry.__table__: [audit]})
             change_events.record_changes(conn, change_events.UPDATED, {agent.pk: {"change": "owner"}}, now)
         return True
 

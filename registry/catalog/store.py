@@ -143,7 +143,7 @@ class CatalogStore(FacetReads, ReindexStore):
             **rows,
             **self._index_rows(conn, [(pk, new.record, new.columns) for new, pk in zip(batch, pks)], entries),
             AuditEntry.__table__: [new.audit for new in batch if new.audit],
-            change_events.ChangeEvent.__table__: [change_events.registered_row(new.columns) for new in batch],
+            change_events.ChangeEvent.__table__: change_events.registered_rows(new.columns for new in batch),
         }
 
     def _index_rows(

@@ -137,7 +137,8 @@ class DomainService:
             row.next_check_at = now + self._recheck
             session.flush()  # the partial unique index speaks here, inside our retry
             former = {"previousOwner": previous[1]} if previous is not None else {}
-            self._audit(session, actor.principal_id, "domain.verify", name, method=method, **former)
+            subject = previous[0].owner_id if previous is not None else None
+            self._audit(session, actor.principal_id, "domain.verify", name, subject, method=method, **former)
             return DomainView.of(row, actor.principal_name)
 
     def _take_over(self, session: Session, actor: Actor, held: Domain, holder: str, now: dt.datetime) -> None:
@@ -147,7 +148,7 @@ class DomainService:
             .where(Domain.pk == held.pk)
             .values(status=LAPSED, status_reason=reason, lapsed_at=now, next_check_at=None)
         )
-        self._audit(session, actor.principal_id, "domain.lapse", held.name, owner=holder, reason=reason)
+        self._audit(session, actor.principal_id, "domain.lapse", held.name, held.owner_id, owner=holder, reason=reason)
         log.warning("domain %s passed from %r to %r: %s", held.name, holder, actor.principal_name, reason)
 
     def _note_failure(self, actor: Actor, name: str, failure: ProofFailed) -> None:
@@ -193,8 +194,12 @@ class DomainService:
     def _principal_name(session: Session, principal_id: int) -> str:
         return session.scalar(select(Principal.name).where(Principal.id == principal_id)) or str(principal_id)
 
-    def _audit(self, session: Session, by: int | None, action: str, domain: str, **detail: Any) -> None:
-        session.add(AuditEntry(at=self._clock(), principal_id=by, action=action, detail={"domain": domain, **detail}))
+    def _audit(
+        self, session: Session, by: int | None, action: str, domain: str, subject: int | None = None, **detail: Any
+    ) -> None:
+        """`subject`: the previous owner of a domain taken over, who reads the entry in their audit log."""
+        at, detail = self._clock(), {"domain": domain, **detail}
+        session.add(AuditEntry(at=at, principal_id=by, subject_principal_id=subject, action=action, detail=detail))
 
 
 def _stamp(moment: dt.datetime) -> str:

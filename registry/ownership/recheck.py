@@ -135,5 +135,13 @@ class DomainRecheck:
         )
         owner = conn.scalar(select(Principal.name).where(Principal.id == outcome.item.owner_id))
         detail = {"domain": domain, "owner": owner, "reason": reason[:500]}
-        conn.execute(insert(AuditEntry).values(at=now, principal_id=None, action="domain.lapse", detail=detail))
+        conn.execute(
+            insert(AuditEntry).values(
+                at=now,
+                principal_id=None,
+                subject_principal_id=outcome.item.owner_id,  # the owner reads it in their audit log
+                action="domain.lapse",
+                detail=detail,
+            )
+        )
         log.warning("domain %s of %r lapsed: %s", domain, owner, reason)

@@ -1,4 +1,5 @@
-"""`GET /v1/audit`: an admin reads who did what, in order, page by page; filters narrow it."""
+"""`GET /v1/audit`: an admin reads who did what, in order, page by page; filters narrow it. Any
+other token reads the entries about its principal only."""
 
 from __future__ import annotations
 
@@ -114,11 +115,21 @@ def test_other_query_parameters_and_foreign_cursors_are_refused(client, admin_to
     assert client.get("/v1/audit?limit=0", headers=admin).status_code == 422
 
 
-def test_only_an_admin_reads_the_audit_log(client, auth, scripted):  # type: ignore[no-untyped-def]
+def test_a_token_that_is_not_an_admins_reads_only_the_entries_about_its_principal(client, auth, scripted, services):  # type: ignore[no-untyped-def]
     assert client.get("/v1/audit").status_code == 401
-    refused = client.get("/v1/audit", headers=auth)
-    assert refused.status_code == 403
-    assert refused.json["error"]["code"] == "forbidden"
+    alices = _pages(client, auth)
+    assert [(i["actor"], i["action"]) for i in alices] == [("alice", "agent.register")] * 2 + [
+        ("alice", "agent.status"),
+        ("alice", "agent.delete"),
+    ]  # not root's revocation of bob's token
+    assert [i["action"] for i in _pages(client, auth, f"&agent={scripted['first']}")] == [
+        "agent.register",
+        "agent.status",
+        "agent.delete",
+    ]
+    assert _pages(client, auth, "&actor=root") == []
+    carol = {"Authorization": f"Bearer {services.tokens.create('carol', []).token}"}
+    assert _pages(client, carol) == []
 
 
 def test_the_registry_itself_is_an_actor_of_its_own(client, admin_token, services):  # type: ignore[no-untyped-def]

@@ -1,7 +1,8 @@
 """Claiming a listing: B registered an agent on A's domain (under the default `open` policy, as
 anyone could); A proves the domain through the API against a real loopback server and claims the
 entry. It moves to A and nothing else about it changes; the audit row names both owners and an
-`io.agentdex.agent.updated` event says `change: "owner"`."""
+`io.agentdex.agent.updated` event says `change: "owner"`. The previous owner reads the claim in
+their own audit log; a third principal does not."""
 
 from __future__ import annotations
 
@@ -85,6 +86,42 @@ def test_the_domains_owner_claims_the_entry_and_nothing_else_changes(
     }
     (event,) = owner_events(services, squatted)
     assert event["type"] == "io.agentdex.agent.updated" and event["ownerId"] == principal_id(services, "alice")
+
+
+def test_the_previous_owner_reads_the_claim_in_their_audit_log_and_no_one_else_does(
+    registry_url: str,
+    client: Any,
+    services: Services,
+    publisher: ArdPublisher,
+    squatted: str,
+    writer_token: str,
+    other_token: str,
+    admin_token: str,
+) -> None:
+    prove_domain(client, writer_token, publisher)
+    assert client.post(f"/v1/agents/{squatted}/claim", headers=bearer(writer_token)).status_code == 200
+
+    def claims(token: str) -> list[tuple[Any, ...]]:
+        items = client.get("/v1/audit?action=agent.claim", headers=bearer(token)).get_json()["items"]
+        return [
+            (entry["actor"], entry["agentId"], entry["detail"]["previousOwner"], entry["detail"]["newOwner"])
+            for entry in items
+        ]
+
+    told = ("alice", squatted, "bob", "alice")
+    assert claims(other_token) == [told]  # bob, whose entry it was
+    assert claims(writer_token) == [told]  # alice, who claimed it
+    assert claims(admin_token) == [told]
+    carol = services.tokens.create("carol", ["agents:write"]).token
+    assert claims(carol) == []
+    assert client.get("/v1/audit", headers=bearer(carol)).get_json()["items"] == []  # nor bob's registration
+    bobs = [entry["action"] for entry in client.get("/v1/audit", headers=bearer(other_token)).get_json()["items"]]
+    assert bobs == ["agent.register", "agent.claim"]  # not alice's domain proof
+
+    env = {"AGENTDEX_URL": registry_url, "AGENTDEX_TOKEN": other_token}
+    shown = CliRunner().invoke(cli, ["audit", "--action", "agent.claim", "--json"], env=env)
+    assert shown.exit_code == 0, shown.output
+    assert [entry["detail"]["previousOwner"] for entry in json.loads(shown.output)["items"]] == ["bob"]
 
 
 def test_the_entry_is_then_the_new_owners_to_change(

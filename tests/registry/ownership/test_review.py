@@ -10,7 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
+from registry import change_events
+from registry.catalog import UNLISTED
+from registry.change_events import PREFIX, ChangeEvent
 from registry.settings import Settings
 from tests.registry.ownership.agent_owners import bearer, card_on, error_code, prove_domain, with_policy
 from tests.support.a2a_calls import names, send
@@ -149,3 +153,30 @@ def test_the_cli_approves_and_rejects(
     assert approved.exit_code == 0 and json.loads(approved.output)["status"] == "active"
     refused = CliRunner().invoke(cli, ["agents", "approve", other_id], env={**env, "AGENTDEX_TOKEN": other_token})
     assert refused.exit_code == 1 and "not_domain_owner" in refused.output
+
+
+def announced(services: Any, agent_id: str) -> list[tuple[str, str]]:
+    """The change events written for the agent (none is fanned out here): (type, status)."""
+    with services.engine.connect() as conn:
+        rows = conn.execute(select(ChangeEvent.type, ChangeEvent.data).where(ChangeEvent.agent_id == agent_id))
+        return [(kind.removeprefix(PREFIX), data["status"]) for kind, data in rows]
+
+
+def test_event_followers_learn_of_an_entry_only_when_it_is_approved(
+    client: Any, services: Any, publisher: ArdPublisher, submitted: str, writer_token: str, other_token: str
+) -> None:
+    assert announced(services, submitted) == []  # pending: nothing told
+    assert client.post(f"/v1/agents/{submitted}/approve", headers=bearer(writer_token)).status_code == 200
+    assert announced(services, submitted) == [("registered", "active")]
+
+    url = publisher.put_json("/refused/card.json", card_on(publisher, "Refused Pilot"))
+    refused = client.post("/v1/agents", json={"url": url}, headers=bearer(other_token)).get_json()["id"]
+    reason = {"reason": "not ours"}
+    assert client.post(f"/v1/agents/{refused}/reject", json=reason, headers=bearer(writer_token)).status_code == 200
+    assert announced(services, refused) == []
+    assert client.post(f"/v1/agents/{refused}/approve", headers=bearer(writer_token)).status_code == 200
+    assert announced(services, refused) == [("registered", "active")]  # a reviewer changed their mind
+
+
+def test_the_outbox_and_the_catalog_agree_on_what_is_unlisted() -> None:
+    assert change_events.UNLISTED == UNLISTED
