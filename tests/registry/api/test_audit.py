@@ -128,7 +128,7 @@ def test_a_token_that_is_not_an_admins_reads_only_the_entries_about_its_principa
         "agent.delete",
     ]
     assert _pages(client, auth, "&actor=root") == []
-    carol = {"Authorization": f"Bearer {services.tokens.create('carol', []).token}"}
+    carol = {"Authorization": f"Bearer {services.tokens.create('carol', ['metrics:read']).token}"}
     assert _pages(client, carol) == []
 
 
