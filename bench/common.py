@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,6 +102,19 @@ def each_database(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
     if args.postgres:
         reset_postgres(args.postgres)
         yield args.postgres, "postgres"
+
+
+def run_on_each_database(
+    parser: argparse.ArgumentParser, run: Callable[[str, str, argparse.Namespace, Table], None]
+) -> None:
+    """Parse the command line (with the database options), `run(url, label, args, table)` on each
+    database, then print the table under the command that made it."""
+    add_database_options(parser)
+    args = parser.parse_args()
+    table = Table()
+    for url, label in each_database(args):
+        run(url, label, args, table)
+    table.print("python " + " ".join(sys.argv))
 
 
 def settle(url: str, timeout: float = 120.0) -> float:

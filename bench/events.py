@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalog import make_card  # noqa: E402
-from bench.common import Table, add_database_options, each_database, percentile  # noqa: E402
+from bench.common import Table, percentile, run_on_each_database  # noqa: E402
 from registry.catalog import CardFetcher, CatalogService, CatalogStore  # noqa: E402
 from registry.change_events import ChangeEvent  # noqa: E402
 from registry.container import build_services, catalog_store  # noqa: E402
@@ -105,12 +105,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--per-round", type=int, default=200)
-    add_database_options(parser)
-    args = parser.parse_args()
-    table = Table()
-    for url, label in each_database(args):
-        run(url, label, args, table)
-    table.print("python bench/events.py " + " ".join(sys.argv[1:]))
+    run_on_each_database(parser, run)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import Table, add_database_options, each_database, percentile  # noqa: E402
+from bench.common import Table, percentile, run_on_each_database  # noqa: E402
 from registry.app import create_app  # noqa: E402
 from registry.auth import Actor, TokenService  # noqa: E402
 from registry.auth.tokens import hash_token  # noqa: E402
@@ -133,12 +133,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--per-round", type=int, default=400)
-    add_database_options(parser)
-    args = parser.parse_args()
-    table = Table()
-    for url, label in each_database(args):
-        run(url, label, args, table)
-    table.print("python bench/token_auth.py " + " ".join(sys.argv[1:]))
+    run_on_each_database(parser, run)
 
 
 if __name__ == "__main__":

@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from typing import Any
 
 import click
 
 from cli.client import json_option, make_client, registry_option, token_option
+from cli.durations import duration
 from cli.exits import CliError, ExitCode, reports_errors
-from cli.output import emit, short_time, table
-
-_AGE = re.compile(r"(\d+)([smhd])")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+from cli.output import emit, more, short_time, table
 
 
 @click.command()
@@ -74,9 +71,12 @@ def as_time(value: str | None, now: dt.datetime, option: str) -> str | None:
     registry checks it). Raises CliError (exit 2) for an age it cannot read."""
     if value is None:
         return None
-    age = _AGE.fullmatch(value.strip())
-    if age is not None:
-        then = now - dt.timedelta(**{_UNITS[age.group(2)]: int(age.group(1))})
+    try:
+        age = duration(value)
+        then = None if age is None else now - age
+    except OverflowError:
+        raise CliError(f"{option} {value!r} is too long ago", ExitCode.USAGE) from None
+    if then is not None:
         return then.isoformat().replace("+00:00", "Z")
     try:
         dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -102,5 +102,4 @@ def _print_page(page: dict[str, Any]) -> None:
             for entry in page["items"]
         ]
         table(("ID", "TIME (UTC)", "ACTOR", "ACTION", "AGENT", "DETAIL"), rows)
-    if page.get("nextCursor"):
-        click.echo(f"more: --cursor {page['nextCursor']}")
+    more(page)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from cli.client import json_option, make_client, registry_option, segment, token_option
+from cli.client import given, json_option, make_client, registry_option, segment, token_option
 from cli.exits import CliError, ExitCode, reports_errors, result_printed
 from cli.output import emit, table
 
@@ -201,7 +201,7 @@ def search(
     }
     if match_any:
         params["match"] = "any"
-    page = make_client(registry).call("GET", "/v1/agents", params={k: v for k, v in params.items() if v})
+    page = make_client(registry).call("GET", "/v1/agents", params=given(**params))
 
     def human(p: dict[str, Any]) -> None:
         for agent in p["items"]:
@@ -335,8 +335,7 @@ def tags(prefix: str | None, limit: int, registry: str, as_json: bool) -> None:
     Example:
       agentdex tags --prefix wea
     """
-    params = {"limit": limit, **({"prefix": prefix} if prefix else {})}
-    page = make_client(registry).call("GET", "/v1/tags", params=params)
+    page = make_client(registry).call("GET", "/v1/tags", params=given(limit=limit, prefix=prefix))
     emit(page, as_json, _tag_table)
 
 

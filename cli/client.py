@@ -36,6 +36,12 @@ def segment(value: str) -> str:
     return quote(value, safe="")
 
 
+def given(**values: Any) -> dict[str, Any]:
+    """The query parameters or body fields that were given: None, empty and false ones are left
+    out, so that the registry applies its defaults."""
+    return {name: value for name, value in values.items() if value}
+
+
 class RegistryClient:
     """Calls the registry and turns its error envelope into CliError."""
 

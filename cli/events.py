@@ -11,10 +11,10 @@ from typing import Any
 
 import click
 
-from cli.client import json_option, make_client, registry_option, segment, token_option
+from cli.client import given, json_option, make_client, registry_option, segment, token_option
 from cli.exits import CliError, ExitCode, reports_errors
-from cli.output import emit
-from cli.relay import _message_line, _message_lines
+from cli.output import emit, page_lines
+from cli.relay import message_line, message_lines
 
 TYPES = ("registered", "updated", "deprecated", "deleted", "health_changed", "signature_changed")
 
@@ -66,8 +66,8 @@ def subscribe(
     signed (v1a) with the registry's Ed25519 key, published in its JWKS.
     """
     body: dict[str, Any] = {"targetUrl": target_url, "types": list(types)}
-    body["filter"] = {"tags": list(tags), **({"owner": owner} if owner else {})}
-    body |= {k: v for k, v in {"targetToken": target_token, "targetAuthorization": target_authorization}.items() if v}
+    body["filter"] = {"tags": list(tags), **given(owner=owner)}
+    body |= given(targetToken=target_token, targetAuthorization=target_authorization)
     sub = make_client(registry, token).call("POST", "/v1/events/subscriptions", json=body)
 
     def human(s: dict[str, Any]) -> None:
@@ -88,16 +88,9 @@ def subscribe(
 @reports_errors
 def list_(limit: int, cursor: str | None, registry: str, token: str | None, as_json: bool) -> None:
     """List your event subscriptions, newest first."""
-    params = {"limit": limit, **({"cursor": cursor} if cursor else {})}
+    params = given(limit=limit, cursor=cursor)
     page = make_client(registry, token).call("GET", "/v1/events/subscriptions", params=params)
-
-    def human(p: dict[str, Any]) -> None:
-        for sub in p["items"]:
-            _subscription_lines(sub)
-        if p.get("nextCursor"):
-            click.echo(f"more: --cursor {p['nextCursor']}")
-
-    emit(page, as_json, human)
+    emit(page, as_json, lambda p: page_lines(p, _subscription_lines))
 
 
 @events.command("messages")
@@ -119,10 +112,10 @@ def messages(
     as_json: bool,
 ) -> None:
     """List a subscription's deliveries, newest first, with their state and attempts."""
-    params = {"limit": limit, **({"state": state} if state else {}), **({"cursor": cursor} if cursor else {})}
+    params = given(limit=limit, state=state, cursor=cursor)
     path = f"/v1/events/subscriptions/{segment(subscription_id)}/messages"
     page = make_client(registry, token).call("GET", path, params=params)
-    emit(page, as_json, lambda p: _message_lines({"items": [{**m, "taskId": m["agentId"]} for m in p["items"]]}))
+    emit(page, as_json, lambda p: message_lines({"items": [{**m, "taskId": m["agentId"]} for m in p["items"]]}))
 
 
 @events.command("replay")
@@ -153,7 +146,7 @@ def replay(
     elif message_id and not since:
         path = f"/v1/events/subscriptions/{segment(subscription_id)}/messages/{segment(message_id)}/replay"
         message = client.call("POST", path)
-        emit(message, as_json, lambda m: click.echo(_message_line({**m, "taskId": m["agentId"]})))
+        emit(message, as_json, lambda m: click.echo(message_line({**m, "taskId": m["agentId"]})))
     else:
         raise CliError("give --since or --message (one of them)", ExitCode.USAGE)
 

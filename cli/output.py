@@ -25,6 +25,19 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         click.echo("  ".join([*(cell.ljust(width) for cell, width in zip(row[:-1], widths)), row[-1]]))
 
 
+def page_lines(page: dict[str, Any], item_lines: Callable[[Any], None]) -> None:
+    """Each item of an API page printed by `item_lines`, then the --cursor that continues it."""
+    for item in page["items"]:
+        item_lines(item)
+    more(page)
+
+
+def more(page: dict[str, Any]) -> None:
+    """The --cursor that continues an API page, when there is more."""
+    if page.get("nextCursor"):
+        click.echo(f"more: --cursor {page['nextCursor']}")
+
+
 def short_time(iso: str | None) -> str | None:
     """An API time ("2026-01-31T12:00:00.123456Z") to the second, for a table."""
     return iso[:19].replace("T", " ") if iso else None

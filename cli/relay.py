@@ -12,9 +12,9 @@ from typing import Any
 
 import click
 
-from cli.client import json_option, make_client, registry_option, segment, token_option
+from cli.client import given, json_option, make_client, registry_option, segment, token_option
 from cli.exits import CliError, ExitCode, reports_errors
-from cli.output import emit
+from cli.output import emit, page_lines
 
 STATES = ("pending", "delivered", "dead")
 
@@ -39,12 +39,14 @@ def _subscription_lines(sub: dict[str, Any]) -> None:
     click.echo(f"    {sub['relayUrl']}  ->  {sub['targetUrl']}")
 
 
-def _message_lines(page: dict[str, Any]) -> None:
+def message_lines(page: dict[str, Any]) -> None:
+    """A page of the delivery log, a line for each message (`agentdex events` prints its own so)."""
     for message in page["items"]:
-        click.echo(_message_line(message))
+        click.echo(message_line(message))
 
 
-def _message_line(message: dict[str, Any]) -> str:
+def message_line(message: dict[str, Any]) -> str:
+    """One message of the delivery log: state, task, sequence, kind, attempts, last answer, when."""
     status = f"HTTP {message['lastStatus']}" if message.get("lastStatus") else (message.get("lastError") or "-")
     when = message.get("nextAttemptAt") if message["state"] == "pending" else message.get("finishedAt")
     return (
@@ -109,16 +111,9 @@ def subscribe(
 @reports_errors
 def list_(limit: int, cursor: str | None, registry: str, token: str | None, as_json: bool) -> None:
     """List your subscriptions, newest first."""
-    params = {"limit": limit, **({"cursor": cursor} if cursor else {})}
+    params = given(limit=limit, cursor=cursor)
     page = make_client(registry, token).call("GET", "/v1/relay/subscriptions", params=params)
-
-    def human(p: dict[str, Any]) -> None:
-        for sub in p["items"]:
-            _subscription_lines(sub)
-        if p.get("nextCursor"):
-            click.echo(f"more: --cursor {p['nextCursor']}")
-
-    emit(page, as_json, human)
+    emit(page, as_json, lambda p: page_lines(p, _subscription_lines))
 
 
 @relay.command("messages")
@@ -143,11 +138,11 @@ def messages(
 
     Newest first, with their delivery state (pending, delivered, dead), attempts and the
     target's last answer."""
-    params = {"limit": limit, **({"state": state} if state else {}), **({"cursor": cursor} if cursor else {})}
+    params = given(limit=limit, state=state, cursor=cursor)
     page = make_client(registry, token).call(
         "GET", f"/v1/relay/subscriptions/{segment(subscription_id)}/messages", params=params
     )
-    emit(page, as_json, _message_lines)
+    emit(page, as_json, message_lines)
 
 
 @relay.command("replay")
@@ -181,7 +176,7 @@ def replay(
     client = make_client(registry, token)
     if message_id and not (subscription_id or since):
         message = client.call("POST", f"/v1/relay/messages/{segment(message_id)}/replay")
-        emit(message, as_json, lambda m: click.echo(_message_line(m)))
+        emit(message, as_json, lambda m: click.echo(message_line(m)))
     elif subscription_id and since and not message_id:
         result = client.call(
             "POST", f"/v1/relay/subscriptions/{segment(subscription_id)}/replay", json={"since": since}

@@ -153,16 +153,9 @@ def _url_host(host: str) -> str:
 def _start_jobs(services: Services) -> Worker:
     """The embedded default runs the same jobs as `agentdex worker`, beside the web threads; the
     worker's pool is bounded (AGENTDEX_WORKER_THREADS) so probing never starves the requests."""
-    from registry.jobs import DatabaseJobRuns
-    from registry.jobs.worker import Worker
-    from registry.schedule import scheduled_jobs
+    from registry.schedule import job_worker, scheduled_jobs
 
-    worker = Worker(
-        scheduled_jobs(services),
-        threads=services.settings.worker.threads,
-        metrics=services.metrics,
-        runs=DatabaseJobRuns(services.engine),
-    )
+    worker = job_worker(services, scheduled_jobs(services))
     worker.start()
     return worker
 

@@ -8,7 +8,6 @@ token, or with --database on the command line, they work on the database as the 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.client import RegistryClient, json_option, make_client, registry_option, segment, token_option
+from cli.durations import duration
 from cli.exits import CliError, ExitCode, reports_errors
 from cli.local import database_option, local_services
 from cli.output import emit, short_time, table
@@ -23,9 +23,6 @@ from cli.output import emit, short_time, table
 if TYPE_CHECKING:
     from registry.auth.token_info import TokenInfo
     from registry.container import Services
-
-LIFETIME = re.compile(r"^(\d+)([smhdw])$")
-UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 @click.group()
@@ -49,15 +46,15 @@ def _services(database: str | None) -> Iterator[Services]:
 
 def parse_lifetime(text: str) -> dt.timedelta:
     """`30d`, `12h`, `90m`, `3600s`, `2w` as a duration. Raises CliError (exit 2) otherwise."""
-    match = LIFETIME.match(text.strip())
-    if match is None or int(match[1]) == 0:
+    try:
+        lifetime = duration(text)
+    except OverflowError:
+        raise CliError(f"--expires {text!r} is too far away", ExitCode.USAGE) from None
+    if not lifetime:  # not a duration, or zero
         raise CliError(
             f"--expires {text!r}: give a positive number and a unit, such as 30d, 12h or 90m", ExitCode.USAGE
         )
-    try:
-        return dt.timedelta(**{UNITS[match[2]]: int(match[1])})
-    except OverflowError:
-        raise CliError(f"--expires {text!r} is too far away", ExitCode.USAGE) from None
+    return lifetime
 
 
 @tokens.command("create")

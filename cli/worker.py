@@ -59,19 +59,15 @@ def worker(once: bool, names: tuple[str, ...], as_json: bool, niceness: int, dat
         os.nice(niceness)  # background work yields the CPU to interactive requests, never the reverse
     from registry import heap
     from registry.container import build_services
-    from registry.jobs import DatabaseJobRuns
-    from registry.jobs.worker import Worker
     from registry.observability import configure_logging
-    from registry.schedule import scheduled_jobs
+    from registry.schedule import job_worker, scheduled_jobs
 
     settings = load_settings(database)
     configure_logging(settings.operations.log_format)
     services = build_services(settings, long_running=True)
     prepare_schema(services.engine, upgrade_existing=settings.is_sqlite)
     jobs = [job for job in scheduled_jobs(services) if not names or job.name in names]
-    runner = Worker(
-        jobs, threads=settings.worker.threads, metrics=services.metrics, runs=DatabaseJobRuns(services.engine)
-    )
+    runner = job_worker(services, jobs)
     heap.settle()
     try:
         if once:

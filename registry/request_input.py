@@ -147,6 +147,16 @@ def string_field(body: dict[str, Any], name: str, *, required: bool = False) -> 
     return value
 
 
+def time_field(body: dict[str, Any], name: str) -> dt.datetime:
+    """A required ISO 8601 time of the body; one without an offset is in UTC."""
+    raw = string_field(body, name, required=True) or ""
+    try:
+        value = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidRequest(f"{name} must be an ISO 8601 time such as 2026-01-31T12:00:00Z", {"field": name}) from None
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
 def current_actor() -> Actor:
     actor = g.get("actor")
     if actor is None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from registry.container import Services
 from registry.events import EVENTS_FANOUT
-from registry.jobs import Job, LeasedJob, PeriodicJob
+from registry.jobs import DatabaseJobRuns, Job, LeasedJob, PeriodicJob
+from registry.jobs.worker import Worker
 from registry.ownership import DOMAIN_RECHECK
 from registry.relay import RELAY_DELIVERY
 
@@ -46,3 +47,10 @@ def scheduled_jobs(services: Services) -> list[Job]:
         services.events.fanout_job(services.settings),
         LeasedJob(DOMAIN_RECHECK, worker.tick, services.domains.recheck, batch=ownership.recheck_batch),
     ]
+
+
+def job_worker(services: Services, jobs: list[Job]) -> Worker:
+    """The worker that runs `jobs` (`agentdex worker`, and `agentdex serve` beside the web threads):
+    bounded by AGENTDEX_WORKER_THREADS, counting runs in the metrics, recording each job's last run."""
+    threads = services.settings.worker.threads
+    return Worker(jobs, threads=threads, metrics=services.metrics, runs=DatabaseJobRuns(services.engine))

@@ -1,8 +1,9 @@
 """`GET /v1/audit`: the audit log the registry keeps (who did what to which entry, when). An admin
 reads all of it; any other token's principal the entries about them: those where they acted, and
 those whose subject they are (the previous owner of an agent claimed from them, of a domain taken
-over or lapsed; the registrant of an entry approved or rejected in review). Oldest first with cursors, as every list of the API: a reader that keeps the last cursor
-it was given misses nothing written after it (ids only grow)."""
+over or lapsed; the registrant of an entry approved or rejected in review). Oldest first with
+cursors, as every list of the API: a reader that keeps the last cursor it was given misses nothing
+written after it (ids only grow)."""
 
 from __future__ import annotations
 

@@ -5,20 +5,19 @@ every process shares, so the figures agree whichever process is scraped)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 
 from sqlalchemy import Engine, func, select
 
 from registry.catalog.models import Agent
-from registry.metrics import GaugeFamily
+from registry.metrics import GaugeFamily, GaugeSource
 
 _BY_STATE = select(Agent.status, Agent.health_state, Agent.signature_state, func.count()).group_by(
     Agent.status, Agent.health_state, Agent.signature_state
 )
 
 
-def agent_gauges(engine: Engine) -> Callable[[], list[GaugeFamily]]:
-    """A `registry.metrics.GaugeSource` over `engine` (use an autocommit engine: one statement)."""
+def agent_gauges(engine: Engine) -> GaugeSource:
+    """The gauges over `engine` (use an autocommit engine: one statement)."""
 
     def gauges() -> list[GaugeFamily]:
         by_status: Counter[tuple[str, ...]] = Counter()

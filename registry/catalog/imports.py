@@ -127,8 +127,13 @@ class BulkImports:
         return outcomes
 
 
+def url_taken(url: str, agent_id: str) -> Conflict:
+    """The refusal of a card URL registered already, as agent `agent_id`."""
+    return Conflict(f"{url} is already registered as agent {agent_id}", {"agentId": agent_id})
+
+
 def _conflict(url: str, agent_id: str) -> dict[str, Any]:
-    return error_dict(Conflict(f"{url} is already registered as agent {agent_id}", {"agentId": agent_id}))
+    return error_dict(url_taken(url, agent_id))
 
 
 def error_dict(error: Exception) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from registry.catalog.card_urls import canonical_card_url
 from registry.catalog.errors import InvalidCard
 from registry.catalog.fetcher import CardFetcher, FetchedCard, NotModified
 from registry.catalog.gate import ACTIVE, DELETE, STATUS, UNLISTED, VERSION, OpenGate, RegistrationGate
-from registry.catalog.imports import BulkImports
+from registry.catalog.imports import BulkImports, url_taken
 from registry.catalog.models import Agent
 from registry.catalog.records import CardRecord, agent_values
 from registry.catalog.store import CatalogStore, NewAgent
@@ -328,7 +328,7 @@ class CatalogService(BulkImports):
     def _refuse_known_url(self, card_url: str) -> None:
         existing = self._store.known_urls([card_url]).get(card_url)
         if existing is not None:
-            raise Conflict(f"{card_url} is already registered as agent {existing}", {"agentId": existing})
+            raise url_taken(card_url, existing)
 
     def _audit(self, actor: Actor | None, action: str, agent_id: str | None, detail: dict[str, Any]) -> dict[str, Any]:
         # actor None: the registry itself (the re-crawler)

@@ -94,6 +94,10 @@ class PostgresSearchIndex(SearchIndex):
     def arm_sql(self, param: str) -> str:
         return f"SELECT agent_pk, {FIELD_LIST} FROM agent_search WHERE document_tsv @@ CAST(%({param})s AS tsquery)"
 
+    def documents_sql(self, pks: Sequence[int]) -> tuple[str, dict[str, Any]]:
+        sql = f"SELECT agent_pk, {FIELD_LIST} FROM agent_search WHERE agent_pk = ANY(CAST(%(pks)s AS integer[]))"
+        return sql, {"pks": list(pks)}
+
     @contextlib.contextmanager
     def forced_index(self, conn: Connection) -> Iterator[None]:
         # The planner guesses a term's matches from a sample and, for a term it has not seen, may

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+import orjson
 from sqlalchemy import Connection, Engine, column, delete, func, insert, select, table, update
 from sqlalchemy.sql.expression import TableClause
 
@@ -63,6 +64,10 @@ class SqliteSearchIndex(SearchIndex):
 
     def arm_sql(self, param: str) -> str:
         return f"SELECT rowid, {FIELD_LIST} FROM agent_fts WHERE agent_fts MATCH :{param}"
+
+    def documents_sql(self, pks: Sequence[int]) -> tuple[str, dict[str, Any]]:
+        sql = f"SELECT rowid, {FIELD_LIST} FROM agent_fts WHERE rowid IN (SELECT value FROM json_each(:pks))"
+        return sql, {"pks": orjson.dumps(list(pks)).decode()}
 
     def embeddings_since(self, conn: Connection, marker: Any) -> tuple[list[tuple[int, bytes]], Any]:
         # Before every search, and mostly finding nothing: as plain SQL, it skips the statement

@@ -4,38 +4,33 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import functools
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from flask import Blueprint, Response, current_app, g, jsonify, request, url_for
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from flask.typing import ResponseReturnValue
 
-from registry.auth import bearer_actor
+from registry.auth import requires
 from registry.errors import InvalidRequest, NotFound
 from registry.events.subscriptions import EventSubscriptionRequest, Subscribed
-from registry.relay import message_detail_json, message_json
-from registry.request_input import current_actor, json_object, query_choice, query_int, refuse_unknown, string_field
+from registry.relay import MESSAGE_STATES, message_detail_json, message_json
+from registry.request_input import (
+    current_actor,
+    json_object,
+    query_choice,
+    query_int,
+    refuse_unknown,
+    string_field,
+    time_field,
+)
 from registry.trust import JWKS_PATH
 
 bp = Blueprint("events", __name__, url_prefix="/v1/events")
 
-F = TypeVar("F", bound=Callable[..., Any])
 CREATE_FIELDS = {"targetUrl", "types", "filter", "targetToken", "targetAuthorization"}
 FILTER_FIELDS = {"tags", "owner"}
-STATES = ("pending", "delivered", "dead")
-
-
-def any_token(view: F) -> F:
-    """Let the call through with any valid token: following the catalog needs no scope."""
-
-    @functools.wraps(view)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        g.actor = bearer_actor()
-        return view(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
+# Following the catalog needs no scope: any valid token.
+any_token = requires(None)
 
 
 def _services() -> Any:
@@ -144,12 +139,12 @@ def delete_subscription(sub_id: str) -> Response:
 @any_token
 def list_messages(sub_id: str) -> Response:
     refuse_unknown(request.args.keys(), {"state", "limit", "cursor"}, "query parameters")
-    state, limit = query_choice("state", STATES), query_int("limit", 50, 1, 500)
+    state, limit = query_choice("state", MESSAGE_STATES), query_int("limit", 50, 1, 500)
     sub = _services().events.subscriptions.get(current_actor(), sub_id)  # 404 unless an event subscription
     page = _services().relay.operations.messages(
         current_actor(), sub.target.id, state=state, limit=limit, cursor=request.args.get("cursor")
     )
-    return jsonify({"items": [_event_message(row) for row in page.items], "nextCursor": page.next_cursor})
+    return jsonify({"items": [_as_event(message_json(row)) for row in page.items], "nextCursor": page.next_cursor})
 
 
 @bp.post("/subscriptions/<sub_id>/replay")
@@ -157,14 +152,7 @@ def list_messages(sub_id: str) -> Response:
 def replay_dead(sub_id: str) -> Response:
     body = json_object()
     refuse_unknown(body, {"since"}, "fields")
-    raw = string_field(body, "since", required=True) or ""
-    try:
-        since = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidRequest(
-            "since must be an ISO 8601 time such as 2026-01-31T12:00:00Z", {"field": "since"}
-        ) from None
-    since = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
+    since = time_field(body, "since")
     sub = _services().events.subscriptions.get(current_actor(), sub_id)
     replayed = _services().relay.operations.replay_dead(current_actor(), sub.target.id, since)
     return jsonify({"subscriptionId": sub_id, "replayed": replayed})
@@ -177,15 +165,9 @@ def replay_message(sub_id: str, message_id: str) -> Response:
     operations = _services().relay.operations
     if operations.message(current_actor(), message_id).subscription_id != sub.target.id:
         raise NotFound(f"subscription {sub_id} has no message {message_id!r}")
-    return jsonify(_event_detail(operations.replay(current_actor(), message_id)))
+    return jsonify(_as_event(message_detail_json(operations.replay(current_actor(), message_id))))
 
 
-def _event_message(row: Any) -> dict[str, Any]:
+def _as_event(shown: dict[str, Any]) -> dict[str, Any]:
     """A relayed message as an event delivery: the relay's task is the agent."""
-    shown = message_json(row)
-    return {"agentId": shown.pop("taskId"), **shown}
-
-
-def _event_detail(detail: Any) -> dict[str, Any]:
-    shown = message_detail_json(detail)
     return {"agentId": shown.pop("taskId"), **shown}

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from registry.change_events import EVENT_TYPES
+from registry.relay import MESSAGE_STATES
 
 SUB_ID = {"name": "sub_id", "in": "path", "required": True, "schema": {"type": "string"}}
 MESSAGE_ID = {"name": "message_id", "in": "path", "required": True, "schema": {"type": "string"}}
@@ -64,7 +65,7 @@ SCHEMAS: dict[str, Any] = {
                     "tags": {"type": "array", "items": {"type": "string"}},
                     "health": {"$ref": "#/components/schemas/StateChange"},
                     "signature": {"$ref": "#/components/schemas/StateChange"},
-                    "change": {"enum": ["card", "status", "statusMessage"], "description": "of an update"},
+                    "change": {"enum": ["card", "status", "statusMessage", "owner"], "description": "of an update"},
                 },
             },
         },
@@ -82,7 +83,7 @@ SCHEMAS: dict[str, Any] = {
 def paths(op: Callable[..., dict[str, Any]], q: Callable[..., dict[str, Any]]) -> dict[str, Any]:
     """`op` and `q` are the document's operation and query-parameter builders."""
     page = [q("limit", {"type": "integer", "minimum": 1}, "page size"), q("cursor", {"type": "string"}, "nextCursor")]
-    state = q("state", {"enum": ["pending", "delivered", "dead"]}, "only deliveries in this state")
+    state = q("state", {"enum": list(MESSAGE_STATES)}, "only deliveries in this state")
 
     def follower(summary: str, params: list[dict[str, Any]], *errors: str, **options: Any) -> dict[str, Any]:
         """An operation for any token (401 besides `errors`)."""

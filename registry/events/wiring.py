@@ -20,8 +20,7 @@ from registry.settings import Settings
 @dataclasses.dataclass
 class EventServices:
     subscriptions: EventSubscriptions
-    fanout: EventFanout
-    relay: RelayServices  # delivers, lists and replays the events' messages
+    fanout: EventFanout  # to the relay, which delivers, lists and replays the events' messages
 
     def fanout_job(self, settings: Settings) -> PeriodicJob:
         return PeriodicJob(EVENTS_FANOUT, settings.operations.events_tick, self.fanout.run)
@@ -38,4 +37,4 @@ def build_events(
     """`clock`: the relay's (a message is due when it is written)."""
     batch = settings.operations.events_batch
     fanout = EventFanout(engine, batch=batch, clock=clock, on_enqueued=relay.wakeup.notify)
-    return EventServices(EventSubscriptions(sessions, relay.subscriptions), fanout, relay)
+    return EventServices(EventSubscriptions(sessions, relay.subscriptions), fanout)

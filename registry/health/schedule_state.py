@@ -1,6 +1,7 @@
 """Where the health probes and card re-crawls stand, for the registry's status page: what is due
-now, what a worker holds a lease on, and when the last probe and fetch were recorded. The jobs do
-not record their runs; these are the traces their work leaves in the tables. Two statements."""
+now, what a worker holds a lease on, and when the last probe and fetch were recorded: the traces
+their work leaves in the tables, beside the runs the jobs record (`registry.jobs.runs`). Two
+statements."""
 
 from __future__ import annotations
 

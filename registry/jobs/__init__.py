@@ -11,21 +11,18 @@ with a fake clock: the second run must do nothing.
 from registry.jobs.base import Job, JobContext, JobReport, LeasedJob, LeasedWork, PeriodicJob
 from registry.jobs.leases import LeaseColumns
 from registry.jobs.recrawl import CrawlPolicy
-from registry.jobs.runs import NO_JOB_RUNS, DatabaseJobRuns, JobRun, JobRunLog, RunRecord, last_runs
+from registry.jobs.runs import DatabaseJobRuns, JobRun, last_runs
 
 __all__ = [
-    "NO_JOB_RUNS",
     "CrawlPolicy",
     "DatabaseJobRuns",
     "Job",
     "JobContext",
     "JobReport",
     "JobRun",
-    "JobRunLog",
     "LeaseColumns",
     "LeasedJob",
     "LeasedWork",
     "PeriodicJob",
-    "RunRecord",
     "last_runs",
 ]

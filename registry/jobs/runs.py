@@ -62,6 +62,7 @@ class DatabaseJobRuns(JobRunLog):
         self._engine = engine
         self._clock = clock
         self._writer = writer_lock(engine)  # SQLite's one writer; nothing on PostgreSQL
+        self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
         self._idle_written: dict[str, float] = {}
 
     def record(self, run: RunRecord) -> None:
@@ -79,8 +80,7 @@ class DatabaseJobRuns(JobRunLog):
             "worker": run.worker[:80],
             "worked_at": None if idle else now,
         }
-        dialect = postgresql if self._engine.dialect.name == "postgresql" else sqlite
-        statement = dialect.insert(JobRun).values(values)
+        statement = self._insert(JobRun).values(values)
         kept = {"job"} | ({"worked_at"} if idle else set())
         statement = statement.on_conflict_do_update(
             index_elements=[JobRun.job], set_={name: statement.excluded[name] for name in values if name not in kept}

@@ -7,27 +7,23 @@ from __future__ import annotations
 from registry.metrics.recorder import (
     NULL_METRICS,
     ROUTE_KEY,
-    UNMATCHED_ROUTE,
     GaugeFamily,
     GaugeSource,
     Metrics,
     count_registration,
     counting_registration,
-    first_error_rule,
 )
 from registry.settings_operations import OperationsSettings
 
 __all__ = [
     "NULL_METRICS",
     "ROUTE_KEY",
-    "UNMATCHED_ROUTE",
     "GaugeFamily",
     "GaugeSource",
     "Metrics",
     "build_metrics",
     "count_registration",
     "counting_registration",
-    "first_error_rule",
 ]
 
 

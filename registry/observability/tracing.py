@@ -122,11 +122,6 @@ def start_tracing(settings: OperationsSettings) -> Tracing:
     return _active
 
 
-def active_tracing() -> Tracing:
-    """The tracing this process started (`NullTracing` until `start_tracing` turns it on)."""
-    return _active
-
-
 def job_span(job: str) -> contextlib.AbstractContextManager[Any]:
     """A span around one run of a scheduled job (the outbound calls and statements of the run are
     its children)."""

@@ -7,15 +7,15 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from registry.ownership.domains_model import VERIFIED, Domain
 from registry.ownership.domains_names import covering_names, host_of_url, normalize_domain
+from registry.ownership.domains_view import subdomains_covered
 from registry.ownership.errors import InvalidDomain
-from registry.ownership.proofs import DNS
 
 
 class DomainRegistry:
     """Answers from the database each time, so a proof or a lapse made by any process counts at once.
 
-    Subdomains count only for a domain proven by DNS with `includeSubdomains` (see
-    `domains_view.subdomains_covered`). The nearest proof wins: when one account proved `example.com` with its subdomains and another
+    Subdomains count only for a domain proven by DNS with `includeSubdomains` (`subdomains_covered`).
+    The nearest proof wins: when one account proved `example.com` with its subdomains and another
     proved `api.example.com` itself, `api.example.com` belongs to the second."""
 
     def __init__(self, sessions: sessionmaker[Session]) -> None:
@@ -28,16 +28,12 @@ class DomainRegistry:
             return None
         names = covering_names(domain)
         with self._sessions() as session:
-            rows = session.execute(
-                select(Domain.name, Domain.owner_id, Domain.include_subdomains, Domain.method).where(
-                    Domain.status == VERIFIED, Domain.name.in_(names)
-                )
-            ).all()
+            rows = session.scalars(select(Domain).where(Domain.status == VERIFIED, Domain.name.in_(names))).all()
         held = {row.name: row for row in rows}
         for name in names:  # nearest first
             row = held.get(name)
-            if row is not None and (name == domain or (row.include_subdomains and row.method == DNS)):
-                return int(row.owner_id)
+            if row is not None and (name == domain or subdomains_covered(row)):
+                return row.owner_id
         return None
 
     def covers(self, principal_id: int, host: str) -> bool:

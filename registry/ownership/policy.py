@@ -82,16 +82,27 @@ class DomainProof:
         return None
 
 
-class VerifiedGate:
-    """`verified`: the domain decides. Refusals are NotDomainOwner (403 `not_domain_owner`)."""
+class _DomainGate:
+    """What both domain policies share: who may read an entry in review, and the refusal of a card
+    whose domains the actor has not proven."""
 
     def __init__(self, domains: DomainRegistry) -> None:
         self._proof = DomainProof(domains)
 
-    def admit(self, actor: Actor, record: CardRecord) -> str:
+    def may_see(self, actor: Actor | None, agent: Agent) -> bool:
+        return is_entry_owner(actor, agent) or (actor is not None and self._proof.holds(actor, agent.card_url))
+
+    def _require_proven(self, actor: Actor, record: CardRecord) -> None:
         missing = None if actor.is_admin else self._proof.unproven(actor, record)
         if missing is not None:
             raise NotDomainOwner(missing)
+
+
+class VerifiedGate(_DomainGate):
+    """`verified`: the domain decides. Refusals are NotDomainOwner (403 `not_domain_owner`)."""
+
+    def admit(self, actor: Actor, record: CardRecord) -> str:
+        self._require_proven(actor, record)
         return ACTIVE
 
     def admit_change(self, actor: Actor, agent: Agent, change: str) -> None:
@@ -102,25 +113,17 @@ class VerifiedGate:
         raise NotDomainOwner(self._proof.domain_of(agent))
 
     def admit_version(self, actor: Actor, agent: Agent, record: CardRecord) -> None:
-        missing = None if actor.is_admin else self._proof.unproven(actor, record)
-        if missing is not None:
-            raise NotDomainOwner(missing)
+        self._require_proven(actor, record)
 
     def admit_manifest(self, actor: Actor, domain_url: str) -> None:
         if not (actor.is_admin or self._proof.holds(actor, domain_url)):
             raise NotDomainOwner(self._proof.domain_of(domain_url))
 
-    def may_see(self, actor: Actor | None, agent: Agent) -> bool:
-        return is_entry_owner(actor, agent) or (actor is not None and self._proof.holds(actor, agent.card_url))
 
-
-class ReviewGate:
+class ReviewGate(_DomainGate):
     """`review`: anyone submits; what is not proven waits as PENDING. An entry is changed by its
     owner, the domain's proven owner or an admin; a pushed card replaces a listed one only when
     proven (else a reviewed entry could be swapped for anything): publish it and refresh instead."""
-
-    def __init__(self, domains: DomainRegistry) -> None:
-        self._proof = DomainProof(domains)
 
     def admit(self, actor: Actor, record: CardRecord) -> str:
         return ACTIVE if actor.is_admin or self._proof.unproven(actor, record) is None else PENDING
@@ -130,17 +133,12 @@ class ReviewGate:
             raise NotDomainOwner(self._proof.domain_of(agent))
 
     def admit_version(self, actor: Actor, agent: Agent, record: CardRecord) -> None:
-        if actor.is_admin or agent.status in UNLISTED or record.source == "crawled":
+        if agent.status in UNLISTED or record.source == "crawled":
             return  # what the card URL serves is the domain's own word
-        missing = self._proof.unproven(actor, record)
-        if missing is not None:
-            raise NotDomainOwner(missing)
+        self._require_proven(actor, record)
 
     def admit_manifest(self, actor: Actor, domain_url: str) -> None:
         return None  # what it lists waits for review like any submission
-
-    def may_see(self, actor: Actor | None, agent: Agent) -> bool:
-        return is_entry_owner(actor, agent) or (actor is not None and self._proof.holds(actor, agent.card_url))
 
 
 def card_urls(card_url: str, card: dict[str, Any]) -> Iterator[str]:

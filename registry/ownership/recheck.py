@@ -30,6 +30,7 @@ DOMAIN_LEASE = LeaseColumns(
     DOMAINS, DOMAINS.c.pk, DOMAINS.c.next_check_at, DOMAINS.c.check_lease_owner, DOMAINS.c.check_lease_until
 )
 _CLAIMED = tuple(DOMAINS.c[name] for name in ("name", "owner_id", "challenge_id", "challenge_value", "method"))
+_CLAIM = DOMAIN_LEASE.claim_statement(where=[DOMAINS.c.status == VERIFIED], returning=_CLAIMED)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,9 +68,8 @@ class DomainRecheck:
 
     def claim(self, owner: str, limit: int) -> list[DueDomain]:
         with self._writer.hold(), self._engine.begin() as conn:
-            statement = DOMAIN_LEASE.claim_statement(where=[DOMAINS.c.status == VERIFIED], returning=_CLAIMED)
             params = DOMAIN_LEASE.claim_params(owner, self._clock(), self._lease_seconds, limit)
-            rows = conn.execute(statement, params).all()
+            rows = conn.execute(_CLAIM, params).all()
         return [
             DueDomain(row.pk, row.owner_id, row.method, Challenge(row.name, row.challenge_id, row.challenge_value))
             for row in rows

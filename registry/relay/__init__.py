@@ -9,7 +9,7 @@ from registry.relay.errors import InvalidNotification, PushNotSupported, RelayEr
 from registry.relay.gauges import relay_gauges
 from registry.relay.ingress import message_insert
 from registry.relay.job import RELAY_DELIVERY
-from registry.relay.models import RelayAttempt, RelayMessage, RelaySubscription
+from registry.relay.models import MESSAGE_STATES, RelayAttempt, RelayMessage, RelaySubscription
 from registry.relay.openapi import SCHEMAS as OPENAPI_SCHEMAS
 from registry.relay.openapi import paths as openapi_paths
 from registry.relay.queue_depth import RelayQueueDepth, relay_queue_depth
@@ -17,6 +17,7 @@ from registry.relay.subscriptions import SubscriptionRequest, SubscriptionServic
 from registry.relay.wiring import RelayServices, build_relay, relay_policy
 
 __all__ = [
+    "MESSAGE_STATES",
     "OPENAPI_SCHEMAS",
     "RELAY_DELIVERY",
     "InvalidNotification",

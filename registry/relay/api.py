@@ -11,11 +11,18 @@ from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from flask.typing import ResponseReturnValue
 
 from registry.auth import requires
-from registry.errors import InvalidRequest
 from registry.relay.api_ingress import relay_url
 from registry.relay.models import MESSAGE_STATES
 from registry.relay.subscriptions import SubscriptionRequest
-from registry.request_input import current_actor, json_object, query_choice, query_int, refuse_unknown, string_field
+from registry.request_input import (
+    current_actor,
+    json_object,
+    query_choice,
+    query_int,
+    refuse_unknown,
+    string_field,
+    time_field,
+)
 
 bp = Blueprint("relay", __name__, url_prefix="/v1/relay")
 
@@ -172,12 +179,7 @@ def list_messages(sub_id: str) -> Response:
 def replay_dead(sub_id: str) -> Response:
     body = json_object()
     refuse_unknown(body, {"since"}, "fields")
-    raw = string_field(body, "since", required=True) or ""
-    try:
-        since = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidRequest("since must be an ISO 8601 time such as 2026-01-31T12:00:00Z") from None
-    since = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
+    since = time_field(body, "since")
     replayed = _relay().operations.replay_dead(current_actor(), sub_id, since)
     return jsonify({"subscriptionId": sub_id, "replayed": replayed})
 

@@ -1,5 +1,8 @@
 """The relay's scrape-time gauges: how many messages wait in the outbox, and how long the oldest
-due one has waited past its due time (a delivery backlog shows here before clients complain)."""
+due one has waited past its due time (a delivery backlog shows here before clients complain).
+
+Not built on `relay_queue_depth` (the status page's): that one counts every state, so it reads the
+delivered and dead rows kept until retention; this one reads only the pending rows, every scrape."""
 
 from __future__ import annotations
 
@@ -9,14 +12,14 @@ from collections.abc import Callable
 from sqlalchemy import Engine, func, select
 
 from registry.db.types import utcnow
-from registry.metrics import GaugeFamily
+from registry.metrics import GaugeFamily, GaugeSource
 from registry.relay.models import RelayMessage
 
 _PENDING = select(func.count(), func.min(RelayMessage.due_at)).where(RelayMessage.state == "pending")
 
 
-def relay_gauges(engine: Engine, clock: Callable[[], dt.datetime] = utcnow) -> Callable[[], list[GaugeFamily]]:
-    """A `registry.metrics.GaugeSource` over `engine` (use an autocommit engine: one statement)."""
+def relay_gauges(engine: Engine, clock: Callable[[], dt.datetime] = utcnow) -> GaugeSource:
+    """The gauges over `engine` (use an autocommit engine: one statement)."""
 
     def gauges() -> list[GaugeFamily]:
         with engine.connect() as conn:

@@ -2,8 +2,8 @@
 
 The id resolves as the API's does (`registry.catalog.api.resolve_agent_id`, registered for the
 whole app): a unique prefix of at least 8 characters names the agent, and the page then redirects
-to its whole id, so the address that is shared and bookmarked is the stable one. An unknown id is
-a 404 page (`registry.web.error_pages`)."""
+to its whole id, so the address that is shared and bookmarked is the stable one. An unknown id, and
+an entry in review (pending, rejected: not listed), is a 404 page (`registry.web.error_pages`)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ def _services() -> Any:
 def agent_page(agent_id: str) -> Response | str:
     if request.path.rsplit("/", 1)[-1] != agent_id:  # a prefix, resolved to the whole id
         return redirect(url_for("web.agent_page", agent_id=agent_id), 302)  # type: ignore[return-value]
-    _services().search.get(agent_id)  # NotFound (a 404 page) for an entry in review: it is not listed
     view = agent_view(_services(), agent_id)
     return render_template("agent.html", view=view, agent=view.agent, section="agent")
 

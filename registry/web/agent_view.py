@@ -9,7 +9,9 @@ import dataclasses
 import json
 from typing import Any
 
+from registry.catalog import UNLISTED
 from registry.catalog.presenters import agent_json
+from registry.errors import NotFound
 from registry.health import check_series
 from registry.health.api import crawl_json
 from registry.web.health_chart import HealthChart, health_chart
@@ -86,8 +88,10 @@ class AgentView:
 
 
 def agent_view(services: Any, agent_id: str) -> AgentView:
-    """The page of an agent. Raises NotFound."""
+    """The page of a listed agent. Raises NotFound, also for an entry in review."""
     row, _ = services.health.recent_checks(agent_id, 1)  # the agent's whole row; its checks below
+    if row.status in UNLISTED:
+        raise NotFound(f"no agent with id {agent_id!r}")
     checks = check_series(services.engine, agent_id, CHART_CHECKS)[::-1]  # oldest first
     versions = services.search.versions(agent_id)  # newest first
     current = next((v for v in versions if v["isCurrent"]), versions[0])

@@ -8,12 +8,15 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import requests
 
+from cli.client import WORKER_HEADER
 from tests.support.waiting import wait_for
 
 BIN = Path(sys.executable).parent  # the virtualenv that has `agentdex` installed
@@ -105,3 +108,41 @@ def answers(url: str) -> bool:
         return requests.get(url + "/healthz", timeout=2).status_code == 200
     except requests.RequestException:
         return False
+
+
+@contextmanager
+def granian(cwd: Path, env: dict[str, str], *, blocking_threads: int) -> Iterator[str]:
+    """The README's scaled-out shape: granian serving the registry with two web processes on a free
+    loopback port; its base URL (not yet waited for: see `connection_per_process`)."""
+    port = free_port()
+    command = [str(BIN / "granian"), "--interface", "wsgi", "--workers", "2"]
+    command += ["--blocking-threads", str(blocking_threads), "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--no-access-log", "registry.wsgi:app"]
+    with (cwd / "granian.log").open("w") as log:
+        server = subprocess.Popen(command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def connection_per_process(url: str, processes: int = 2) -> dict[str, requests.Session]:
+    """A kept-alive connection to each web process, by its name (new connections until all answered)."""
+    found: dict[str, requests.Session] = {}
+
+    def reach_all() -> bool:
+        session = requests.Session()
+        try:
+            name = session.get(url + "/healthz", timeout=2).headers[WORKER_HEADER]
+        except requests.RequestException:
+            return False
+        found.setdefault(name, session)
+        return len(found) == processes
+
+    assert wait_for(reach_all, START_DEADLINE), f"{processes} web processes did not answer: {list(found)}"
+    return found

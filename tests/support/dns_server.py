@@ -30,7 +30,7 @@ class TxtZone(BaseResolver):
 
 
 class LoopbackDns:
-    """`set_txt(name, *values)` / `remove(name)`; `address` is (host, port) for the resolver."""
+    """`set_txt(name, *values)` / `remove(name)` / `clear()`; `address` is (host, port) for the resolver."""
 
     def __init__(self) -> None:
         self.zone = TxtZone()
@@ -48,6 +48,11 @@ class LoopbackDns:
 
     def remove(self, name: str) -> None:
         self.zone.records.pop(name.rstrip(".").lower(), None)
+
+    def clear(self) -> None:
+        """Forget every record and question, as a new server would (stopping one takes half a second)."""
+        self.zone.records.clear()
+        self.zone.questions.clear()
 
     def close(self) -> None:
         self._server.stop()

@@ -12,7 +12,7 @@
       var form = control.form;
       if (!form) return;
       try {
-        sessionStorage.setItem(FOCUS_KEY, JSON.stringify([control.name, control.value, control.id]));
+        sessionStorage.setItem(FOCUS_KEY, JSON.stringify([control.name, control.value]));
       } catch (e) { /* storage off: the focus starts at the top */ }
       if (form.requestSubmit) form.requestSubmit(); else form.submit();
     });

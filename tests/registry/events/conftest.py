@@ -63,7 +63,7 @@ def register(client: Any, auth: dict[str, str], name: str, **card: Any) -> str:
 def deliver(services: Services) -> int:
     """Fan the outbox out and deliver everything due, as a worker's two jobs do; events fanned out."""
     fanned = services.events.fanout.run()
-    relay = services.events.relay
+    relay = services.relay
     while run_job(RelayDeliveryJob(1.0, relay.outbox, relay.wakeup, batch=64, dispatcher=False)).claimed:
         pass
     return fanned

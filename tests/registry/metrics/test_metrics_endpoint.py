@@ -9,7 +9,6 @@ import dataclasses
 from typing import Any
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 
 from registry.catalog import Agent
@@ -20,6 +19,7 @@ from registry.relay.job import RelayDeliveryJob
 from registry.settings import RelaySettings, Settings
 from registry.settings_operations import OperationsSettings
 from signing import JwksFetchError
+from tests.registry.metrics.exposition import Samples, samples_of, value
 from tests.support.a2a_agents import PlainAgent
 from tests.support.agentdex_processes import free_port
 from tests.support.cards import make_card
@@ -47,20 +47,12 @@ def receiver() -> Any:
     server.close()
 
 
-def scrape(client: Any, **headers: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+def scrape(client: Any, **headers: str) -> Samples:
     """Every sample of /metrics as parsed by prometheus_client.parser: (name, labels) -> value."""
     response = client.get("/metrics", headers=headers)
     assert response.status_code == 200, response.data
     assert response.content_type.startswith("text/plain")
-    samples = {}
-    for family in text_string_to_metric_families(response.get_data(as_text=True)):
-        for sample in family.samples:
-            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return samples
-
-
-def value(samples: dict[Any, float], name: str, **labels: str) -> float:
-    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+    return samples_of(response.get_data(as_text=True))
 
 
 def test_counters_move_by_exactly_what_the_scripted_sequence_did(client, services, auth, agent, receiver):

@@ -4,22 +4,19 @@ process and in the worker shows, summed, in /metrics of either web process."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-from prometheus_client.parser import text_string_to_metric_families
 
+from tests.registry.metrics.exposition import Samples, samples_of, value
 from tests.support.a2a_agents import PlainAgent
-from tests.support.agentdex_processes import BIN, AgentdexProcess, free_port, user_env
+from tests.support.agentdex_processes import AgentdexProcess, connection_per_process, granian, user_env
 from tests.support.cards import make_card
 from tests.support.waiting import wait_for
 from tests.support.webhooks import WebhookReceiver
-
-WORKER_HEADER = "Agentdex-Worker"  # names the web process that answered (registry.api.service)
 
 
 @pytest.fixture
@@ -39,20 +36,8 @@ def env(services: Any, database_url: str, tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def web(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    command = [str(BIN / "granian"), "--interface", "wsgi", "--workers", "2", "--blocking-threads", "4"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--no-access-log", "registry.wsgi:app"]
-    with (tmp_path / "granian.log").open("w") as log:
-        server = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    with granian(tmp_path, env, blocking_threads=4) as url:
+        yield url
 
 
 @pytest.fixture
@@ -63,34 +48,8 @@ def worker(env: dict[str, str], tmp_path: Path) -> Iterator[AgentdexProcess]:
         yield process
 
 
-def sessions_per_process(url: str) -> dict[str, requests.Session]:
-    """A kept-alive connection to each of the two web processes (new connections until both answered)."""
-    found: dict[str, requests.Session] = {}
-
-    def reach_both() -> bool:
-        session = requests.Session()
-        try:
-            name = session.get(url + "/healthz", timeout=2).headers[WORKER_HEADER]
-        except requests.RequestException:
-            return False
-        found.setdefault(name, session)
-        return len(found) == 2
-
-    assert wait_for(reach_both, 60), f"two web processes did not answer: {list(found)}"
-    return found
-
-
-def scrape(session: requests.Session, url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    text = session.get(url + "/metrics", timeout=5).text
-    return {
-        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def value(samples: dict[Any, float], name: str, **labels: str) -> float:
-    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+def scrape(session: requests.Session, url: str) -> Samples:
+    return samples_of(session.get(url + "/metrics", timeout=5).text)
 
 
 def test_either_web_process_reports_the_sum_over_all_processes(services, web, worker):
@@ -103,7 +62,7 @@ def test_either_web_process_reports_the_sum_over_all_processes(services, web, wo
 
 
 def run_the_script(services: Any, url: str, agent: PlainAgent, receiver: WebhookReceiver) -> None:
-    first, second = sessions_per_process(url).values()
+    first, second = connection_per_process(url).values()
     auth = {"Authorization": f"Bearer {services.tokens.create('alice', ['agents:write']).token}"}
     relay_auth = {"Authorization": f"Bearer {services.tokens.create('client', ['relay']).token}"}
     # One registration in each web process; the worker then probes the agent that has an endpoint.
@@ -122,10 +81,12 @@ def run_the_script(services: Any, url: str, agent: PlainAgent, receiver: Webhook
     assert pushed.status_code == 202, pushed.text
     assert len(receiver.wait_for(1, timeout=30)) == 1  # delivered by the worker
 
-    def probed_and_delivered() -> bool:
+    def probed_and_delivered() -> bool:  # the delivery job counts its run only once the run has ended
         samples = scrape(first, url)
-        return value(samples, "agentdex_probes_total", outcome="up") >= 1 and (
-            value(samples, "agentdex_relay_messages_delivered_total") == 1
+        return (
+            value(samples, "agentdex_probes_total", outcome="up") >= 1
+            and value(samples, "agentdex_relay_messages_delivered_total") == 1
+            and value(samples, "agentdex_job_runs_total", job="relay-delivery", outcome="ok") >= 1
         )
 
     assert wait_for(probed_and_delivered, 30)

@@ -10,16 +10,31 @@ from typing import Any
 import pytest
 
 from registry.settings import Settings
+from tests.support.ard_publishers import ArdPublisher, serving
 from tests.support.dns_server import LoopbackDns
 
 FAILURES_BEFORE_LAPSE = 2
 
 
-@pytest.fixture
-def dns_server() -> Iterator[LoopbackDns]:
+@pytest.fixture(scope="module")
+def module_dns() -> Iterator[LoopbackDns]:
+    """One resolver for a module: stopping a dnslib server takes half a second."""
     server = LoopbackDns()
     yield server
     server.close()
+
+
+@pytest.fixture
+def dns_server(module_dns: LoopbackDns) -> LoopbackDns:
+    """The module's resolver, empty for each test."""
+    module_dns.clear()
+    return module_dns
+
+
+@pytest.fixture(scope="module")
+def publisher() -> Iterator[ArdPublisher]:
+    """A's domain, for the whole module (each test proves it again: the database starts empty)."""
+    yield from serving()
 
 
 @pytest.fixture

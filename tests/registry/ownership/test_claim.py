@@ -7,7 +7,6 @@ their own audit log; a third principal does not."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,20 +16,7 @@ from sqlalchemy import text
 from cli.main import cli
 from registry.container import Services
 from tests.registry.ownership.agent_owners import bearer, card_on, error_code, prove_domain
-from tests.support.ard_publishers import ArdPublisher, serving
-from tests.support.dns_server import LoopbackDns
-
-
-@pytest.fixture(scope="module")
-def publisher() -> Iterator[ArdPublisher]:
-    yield from serving()
-
-
-@pytest.fixture(scope="module")
-def dns_server() -> Iterator[LoopbackDns]:
-    server = LoopbackDns()
-    yield server
-    server.close()
+from tests.support.ard_publishers import ArdPublisher
 
 
 @pytest.fixture

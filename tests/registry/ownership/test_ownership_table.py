@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,7 @@ from tests.registry.ownership.agent_owners import (
     with_policy,
 )
 from tests.support.a2a_calls import send
-from tests.support.ard_publishers import ArdPublisher, entry, serving
-from tests.support.dns_server import LoopbackDns
+from tests.support.ard_publishers import ArdPublisher, entry
 
 REFUSED = "not_domain_owner"
 
@@ -40,20 +39,6 @@ REFUSED = "not_domain_owner"
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     return with_policy(settings, "verified")
-
-
-@pytest.fixture(scope="module")
-def publisher() -> Iterator[ArdPublisher]:
-    """A's domain, for the whole table (each test proves it again: the database starts empty)."""
-    yield from serving()
-
-
-@pytest.fixture(scope="module")
-def dns_server() -> Iterator[LoopbackDns]:
-    """The ownership tests' resolver, once for the table (its proofs are over HTTP)."""
-    server = LoopbackDns()
-    yield server
-    server.close()
 
 
 @dataclasses.dataclass

@@ -6,7 +6,6 @@ is proven through the API against a real loopback server; B submits on it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,8 +17,7 @@ from registry.change_events import PREFIX, ChangeEvent
 from registry.settings import Settings
 from tests.registry.ownership.agent_owners import bearer, card_on, error_code, prove_domain, with_policy
 from tests.support.a2a_calls import names, send
-from tests.support.ard_publishers import ArdPublisher, serving
-from tests.support.dns_server import LoopbackDns
+from tests.support.ard_publishers import ArdPublisher
 from tests.support.waiting import wait_for
 
 NAME = "Harbour Pilot"
@@ -28,18 +26,6 @@ NAME = "Harbour Pilot"
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     return with_policy(settings, "review")
-
-
-@pytest.fixture(scope="module")
-def publisher() -> Iterator[ArdPublisher]:
-    yield from serving()
-
-
-@pytest.fixture(scope="module")
-def dns_server() -> Iterator[LoopbackDns]:
-    server = LoopbackDns()
-    yield server
-    server.close()
 
 
 @pytest.fixture
