@@ -68,7 +68,7 @@ class BulkImports:
                 )
                 batch.append((index, self._new_agent(actor, record, scope)))
             except ITEM_ERRORS as error:
-                outcomes.append(ImportOutcome(index, error=error_dict(error)))
+                outcomes.append(ImportOutcome(index, error=_error_dict(error)))
         outcomes.extend(self._insert_batch(actor, batch))
         return sorted(outcomes, key=lambda o: o.index)
 
@@ -80,7 +80,7 @@ class BulkImports:
                 record = self._record(got.card, got.body, url, source=source, scope=scope, fetched=got)
                 batch.append((index, self._new_agent(actor, record, scope)))
             except ITEM_ERRORS as error:
-                outcomes.append(ImportOutcome(index, error=error_dict(error)))
+                outcomes.append(ImportOutcome(index, error=_error_dict(error)))
         return sorted([*outcomes, *self._insert_batch(actor, batch)], key=lambda o: o.index)
 
     def _import_scope(self, actor: Actor, item: Any, shared: KeyScope | None) -> KeyScope | None:
@@ -121,7 +121,7 @@ class BulkImports:
                     i,
                     error=_conflict(url, existing)
                     if existing
-                    else error_dict(Conflict(f"{url} appears more than once in this import")),
+                    else _error_dict(Conflict(f"{url} appears more than once in this import")),
                 )
             )
         return outcomes
@@ -133,9 +133,9 @@ def url_taken(url: str, agent_id: str) -> Conflict:
 
 
 def _conflict(url: str, agent_id: str) -> dict[str, Any]:
-    return error_dict(url_taken(url, agent_id))
+    return _error_dict(url_taken(url, agent_id))
 
 
-def error_dict(error: Exception) -> dict[str, Any]:
+def _error_dict(error: Exception) -> dict[str, Any]:
     code = getattr(error, "code", "error")
     return {"code": code, "message": str(error), "details": getattr(error, "details", {})}
