@@ -13,6 +13,8 @@ import dataclasses
 import re
 from urllib.parse import urlsplit
 
+import idna
+
 from registry.errors import Forbidden, InvalidRequest
 
 # A DNS name (LDH labels, IDNA-encoded) or an IPv4 address, with an optional port.
@@ -73,7 +75,7 @@ class Actor:
 def card_host(card_url: str) -> str:
     """The host of a card URL as tokens' domains name it: `name` or `name:port`, lower case."""
     parts = urlsplit(card_url)
-    host = (parts.hostname or "").rstrip(".")
+    host = _a_labels((parts.hostname or "").rstrip("."))
     return f"{host}:{parts.port}" if parts.port is not None else host
 
 
@@ -93,14 +95,22 @@ def _split(host: str) -> tuple[str, str | None]:
 def normalise_domain(text: str) -> str:
     """`text` as a token's domain: lower case, IDNA-encoded, no trailing dot; `host:port` allowed.
     Raises InvalidRequest for a URL, a path, a wildcard or anything that is not a host."""
-    value = text.strip().lower().rstrip(".")
-    try:
-        value = value.encode("idna").decode("ascii") if not value.isascii() else value
-    except UnicodeError:
-        value = ""
+    value = _a_labels(text.strip().lower().rstrip("."))
     if len(value) > 259 or not DOMAIN.match(value):
         raise InvalidRequest(
             f"{text!r} is not a domain: give a host such as example.com (its subdomains are included) "
             "or host:port, without a scheme, path or wildcard"
         )
     return value
+
+
+def _a_labels(name: str) -> str:
+    """An international name in IDNA A-labels (UTS46, as ownership writes domains), so that a
+    token made for `bücher.example` covers a card URL written with either form; "" when it is not
+    a valid name."""
+    if name.isascii():
+        return name
+    try:
+        return idna.encode(name, uts46=True).decode("ascii")
+    except idna.IDNAError:
+        return ""

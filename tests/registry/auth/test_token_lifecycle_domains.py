@@ -55,6 +55,7 @@ def test_the_card_host_is_the_urls_host_and_port():
     assert card_host("https://Agent.Example.com/card.json") == "agent.example.com"
     assert card_host("http://127.0.0.1:9000/.well-known/agent-card.json") == "127.0.0.1:9000"
     assert card_host("https://user:pw@example.com/x") == "example.com"
+    assert card_host("https://Bücher.example/card.json") == "xn--bcher-kva.example"  # as token domains are kept
 
 
 def test_a_token_keeps_its_domains_and_its_actor_carries_them(services):
@@ -76,6 +77,7 @@ def test_a_domain_must_be_a_host(services, domain):
 def test_an_international_domain_is_kept_idna_encoded(services):
     issued = services.tokens.create("ci", ["agents:write"], domains=["bücher.example"])
     assert issued.domains == ("xn--bcher-kva.example",)
+    assert services.tokens.create("de", ["agents:write"], domains=["faß.de"]).domains == ("xn--fa-hia.de",)  # UTS46
 
 
 def _bearer(token: str) -> dict[str, str]:
