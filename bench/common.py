@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -115,6 +116,28 @@ def run_on_each_database(
     for url, label in each_database(args):
         run(url, label, args, table)
     table.print("python " + " ".join(sys.argv))
+
+
+def in_process_services(url: str, **settings: Any) -> Any:
+    """The registry's services on `url`, its schema brought up to date, in this process (benchmarks
+    that time the services themselves, without HTTP): loopback allowed, semantic search off unless
+    `settings` say otherwise. The caller closes them."""
+    import ipaddress
+
+    from registry.container import build_services
+    from registry.db import make_engine
+    from registry.migrate import upgrade
+    from registry.settings import Settings
+
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()
+    defaults = {
+        "secret_key": "bench-secret-key-0123456789",
+        "allowed_networks": (ipaddress.ip_network("127.0.0.0/8"),),
+        "search_semantic": False,
+    }
+    return build_services(Settings(database_url=url, **{**defaults, **settings}))
 
 
 def settle(url: str, timeout: float = 120.0) -> float:

@@ -14,7 +14,6 @@ messages for one subscriber.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import random
 import sys
 import time
@@ -24,15 +23,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalog import make_card  # noqa: E402
-from bench.common import Table, percentile, run_on_each_database  # noqa: E402
+from bench.common import Table, in_process_services, percentile, run_on_each_database  # noqa: E402
 from registry.catalog import CardFetcher, CatalogService, CatalogStore  # noqa: E402
 from registry.change_events import ChangeEvent  # noqa: E402
-from registry.container import build_services, catalog_store  # noqa: E402
-from registry.db import make_engine, single_statements  # noqa: E402
+from registry.container import catalog_store  # noqa: E402
+from registry.db import single_statements  # noqa: E402
 from registry.events.subscriptions import EventSubscriptionRequest  # noqa: E402
-from registry.migrate import upgrade  # noqa: E402
 from registry.retrieval.embedding import NullEmbedder  # noqa: E402
-from registry.settings import Settings  # noqa: E402
 
 TARGET = 3.0  # % of registration throughput
 
@@ -50,17 +47,8 @@ def without_events(store: CatalogStore) -> CatalogStore:
 
 
 def run(url: str, label: str, args: argparse.Namespace, table: Table) -> None:
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
-    settings = Settings(
-        database_url=url,
-        secret_key="bench-secret-key-0123456789",
-        allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),),
-        allow_http=True,
-        search_semantic=False,
-    )
-    services = build_services(settings)
+    services = in_process_services(url, allow_http=True)
+    settings = services.settings
     try:
         actor = services.tokens.authenticate(services.tokens.create("bench", ["agents:write"]).token)
         fetcher = CardFetcher(services.http, max_card_bytes=settings.max_card_bytes)

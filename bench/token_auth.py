@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
-import ipaddress
 import sys
 import time
 from collections.abc import Callable
@@ -27,15 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import Table, percentile, run_on_each_database  # noqa: E402
+from bench.common import Table, in_process_services, percentile, run_on_each_database  # noqa: E402
 from registry.app import create_app  # noqa: E402
 from registry.auth import Actor, TokenService  # noqa: E402
 from registry.auth.tokens import hash_token  # noqa: E402
-from registry.container import build_services  # noqa: E402
-from registry.db import make_engine  # noqa: E402
 from registry.db.types import utcnow  # noqa: E402
-from registry.migrate import upgrade  # noqa: E402
-from registry.settings import Settings  # noqa: E402
 
 OLD_CACHE_SECONDS = 5.0
 
@@ -71,16 +66,7 @@ def timed_in_turn(variants: dict[str, Callable[[], object]], rounds: int, per_ro
 
 
 def run(url: str, label: str, args: argparse.Namespace, table: Table) -> None:
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
-    settings = Settings(
-        database_url=url,
-        secret_key="bench-secret-key-0123456789",
-        allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),),
-        search_semantic=False,
-    )
-    services = build_services(settings)
+    services = in_process_services(url)
     try:
         token = services.tokens.create("bench", ["agents:write"]).token
         minutes = [utcnow()]
